@@ -1,0 +1,26 @@
+"""A Kafka source for Spark Structured Streaming with rescalable offset state.
+
+>>> from connector import KafkaSource
+>>> spark.dataSource.register(KafkaSource)  # doctest: +SKIP
+>>> spark.readStream.format("kafka-rescalable").option(...)  # doctest: +SKIP
+"""
+
+from connector.errors import (
+    DataLossError,
+    InvalidOptionError,
+    KafkaMetadataError,
+    KafkaReadError,
+    KafkaSourceError,
+    UnsupportedKafkaSettingError,
+)
+from connector.source import KafkaSource
+
+__all__ = [
+    "DataLossError",
+    "InvalidOptionError",
+    "KafkaMetadataError",
+    "KafkaReadError",
+    "KafkaSource",
+    "KafkaSourceError",
+    "UnsupportedKafkaSettingError",
+]

@@ -1,0 +1,54 @@
+"""``spark.read``: one bounded read between ``startingOffsets`` and ``endingOffsets``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+
+from connector.errors import InvalidOptionError
+from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
+from connector.options import AssignPartitions, KafkaSourceOptions
+from connector.planning import plan_input_partitions, read_input_partition, read_settings
+from connector.positions import resolve_bound
+from state import OffsetState, PartitionOffset, rebalance
+
+__all__ = ["KafkaBatchReader"]
+
+
+class KafkaBatchReader(DataSourceReader):
+    """Plans on the driver with one metadata and two offset lookups; reads on executors."""
+
+    def __init__(self, options: KafkaSourceOptions) -> None:
+        self._options = options
+        self._settings = read_settings(options)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        """Resolve both bounds now: a batch read sees the topic as it is at planning time."""
+        options = self._options
+        assert options.ending is not None
+        with KafkaMetadata(options) as metadata:
+            live = metadata.partitions(options.subscription)
+            if isinstance(options.subscription, AssignPartitions):
+                absent = missing_partitions(options.subscription.partitions, live)
+                if absent:
+                    msg = f"{describe_partitions(absent)} do not exist on {options.bootstrap_servers}"
+                    raise InvalidOptionError("assign", msg)
+            start = resolve_bound(options.starting, "startingOffsets", live, metadata)
+            end = resolve_bound(options.ending, "endingOffsets", live, metadata)
+        for tp in sorted(live):
+            if end[tp] < start[tp]:
+                msg = (
+                    f"{tp.topic}-{tp.partition}: ending offset {end[tp]} is before starting "
+                    f"offset {start[tp]}; the end must not precede the start"
+                )
+                raise InvalidOptionError("endingOffsets", msg)
+        slots = options.parallelism or max(1, len(live))
+        sub_states = [PartitionOffset(tp.topic, tp.partition, start[tp]) for tp in live]
+        start_state = rebalance(OffsetState.of([]), slots, sub_states).state
+        return plan_input_partitions(start_state, start_state.with_offsets(end), options)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Runs on an executor: one consumer reads the task's ranges."""
+        return read_input_partition(partition, self._settings)

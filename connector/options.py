@@ -1,0 +1,380 @@
+"""Source options, parsed once into a frozen value with Spark's names and meanings.
+
+Spark lower-cases option keys before a Python data source sees them, so every lookup here goes
+through the lower-cased key, while every error message uses the spelling users know from
+Spark's built-in Kafka source (``startingOffsets``, not ``startingoffsets``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from connector.errors import InvalidOptionError
+from connector.kafka_config import translate_kafka_settings
+from state import TopicPartition
+
+__all__ = [
+    "EARLIEST_OFFSET",
+    "LATEST_OFFSET",
+    "AssignPartitions",
+    "KafkaSourceOptions",
+    "Mode",
+    "OffsetBound",
+    "SubscribePattern",
+    "SubscribeTopics",
+    "Subscription",
+    "include_headers",
+    "parse_options",
+]
+
+EARLIEST_OFFSET = -2
+"""Spark's JSON marker for "the first offset that still exists" in a partition."""
+LATEST_OFFSET = -1
+"""Spark's JSON marker for "the offset the next produced record will get" in a partition."""
+
+Mode = Literal["batch", "stream"]
+
+# Canonical spelling of every option we accept, keyed by its lower-cased form.
+_KNOWN_OPTIONS = {
+    name.lower(): name
+    for name in (
+        "subscribe",
+        "subscribePattern",
+        "assign",
+        "startingOffsets",
+        "endingOffsets",
+        "failOnDataLoss",
+        "includeHeaders",
+        "parallelism",
+        "minPartitions",
+        "maxRecordsPerPartition",
+        "maxOffsetsPerTrigger",
+        "kafkaConsumer.pollTimeoutMs",
+        "fetchOffset.numRetries",
+        "fetchOffset.retryIntervalMs",
+        "groupIdPrefix",
+    )
+}
+_SUBSCRIPTION_OPTIONS = ("subscribe", "subscribePattern", "assign")
+
+
+@dataclass(frozen=True)
+class SubscribeTopics:
+    """``subscribe``: a fixed list of topic names."""
+
+    topics: tuple[str, ...]
+
+    def matches(self, topic: str) -> bool:
+        """Say whether ``topic`` belongs to the subscription."""
+        return topic in self.topics
+
+    def describe(self) -> str:
+        """Name the subscription in error messages."""
+        return f"subscribe={','.join(self.topics)}"
+
+
+@dataclass(frozen=True)
+class SubscribePattern:
+    """``subscribePattern``: every topic whose whole name matches a regular expression."""
+
+    pattern: str
+
+    def matches(self, topic: str) -> bool:
+        """Say whether ``topic`` belongs to the subscription (whole-name match, as in Java)."""
+        return re.fullmatch(self.pattern, topic) is not None
+
+    def describe(self) -> str:
+        """Name the subscription in error messages."""
+        return f"subscribePattern={self.pattern}"
+
+
+@dataclass(frozen=True)
+class AssignPartitions:
+    """``assign``: an explicit set of topic-partitions."""
+
+    partitions: frozenset[TopicPartition]
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """The distinct topics of the assigned partitions."""
+        return tuple(sorted({tp.topic for tp in self.partitions}))
+
+    def matches(self, topic: str) -> bool:
+        """Say whether ``topic`` has at least one assigned partition."""
+        return any(tp.topic == topic for tp in self.partitions)
+
+    def describe(self) -> str:
+        """Name the subscription in error messages."""
+        return f"assign={sorted((tp.topic, tp.partition) for tp in self.partitions)}"
+
+
+Subscription = SubscribeTopics | SubscribePattern | AssignPartitions
+
+
+@dataclass(frozen=True)
+class OffsetBound:
+    """A starting or ending position: ``earliest``, ``latest`` or per-partition offsets.
+
+    ``specific`` maps each named partition to an offset, where ``EARLIEST_OFFSET`` (-2) and
+    ``LATEST_OFFSET`` (-1) keep Spark's meaning; it is ``None`` for the two keywords.
+    """
+
+    keyword: Literal["earliest", "latest", "specific"]
+    specific: Mapping[TopicPartition, int] | None = None
+
+    @classmethod
+    def earliest(cls) -> OffsetBound:
+        """The first offset still in each partition."""
+        return cls("earliest")
+
+    @classmethod
+    def latest(cls) -> OffsetBound:
+        """The end of each partition at the time the bound is resolved."""
+        return cls("latest")
+
+
+@dataclass(frozen=True)
+class KafkaSourceOptions:
+    """Every source option, validated; built by :func:`parse_options`."""
+
+    subscription: Subscription
+    bootstrap_servers: str
+    kafka_settings: Mapping[str, str]
+    starting: OffsetBound
+    ending: OffsetBound | None
+    fail_on_data_loss: bool = True
+    include_headers: bool = False
+    parallelism: int | None = None
+    min_partitions: int | None = None
+    max_records_per_partition: int | None = None
+    max_offsets_per_trigger: int | None = None
+    poll_timeout_ms: int = 120_000
+    fetch_offset_retries: int = 3
+    fetch_offset_retry_interval_ms: int = 10
+    group_id_prefix: str = "spark-kafka-source"
+    group_id: str | None = None
+    batch_size: int = 10_000
+
+
+def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
+    """Validate raw options once, so a bad option fails on the driver before any batch.
+
+    Parameters
+    ----------
+    options
+        The options as Spark hands them over (keys lower-cased, values strings).
+    mode
+        ``"stream"`` for ``readStream``, ``"batch"`` for ``read``: a few options are valid in
+        only one of them, as in Spark's built-in source.
+
+    Raises
+    ------
+    InvalidOptionError
+        Naming the option, the bad value and what would be valid.
+    """
+    raw = {key.lower(): str(value) for key, value in options.items()}
+    _reject_unknown(raw)
+    kafka_raw = {key[len("kafka.") :]: value for key, value in raw.items() if key.startswith("kafka.")}
+    bootstrap = kafka_raw.get("bootstrap.servers", "").strip()
+    if not bootstrap:
+        msg = "it must be set to the Kafka brokers to read from, e.g. 'host1:9092,host2:9092'"
+        raise InvalidOptionError("kafka.bootstrap.servers", msg)
+    translated = translate_kafka_settings(kafka_raw)
+    subscription = _parse_subscription(raw)
+    starting, ending = _parse_bounds(raw, mode, subscription)
+    group_id = translated.settings.get("group.id")
+    max_poll = translated.max_poll_records
+    return KafkaSourceOptions(
+        subscription=subscription,
+        bootstrap_servers=bootstrap,
+        kafka_settings={k: v for k, v in translated.settings.items() if k != "group.id"},
+        starting=starting,
+        ending=ending,
+        fail_on_data_loss=_parse_bool(raw, "failOnDataLoss", True),
+        include_headers=_parse_bool(raw, "includeHeaders", False),
+        parallelism=_parse_positive_int(raw, "parallelism"),
+        min_partitions=_parse_positive_int(raw, "minPartitions"),
+        max_records_per_partition=_parse_positive_int(raw, "maxRecordsPerPartition"),
+        max_offsets_per_trigger=_parse_positive_int(raw, "maxOffsetsPerTrigger"),
+        poll_timeout_ms=_parse_positive_int(raw, "kafkaConsumer.pollTimeoutMs") or 120_000,
+        fetch_offset_retries=_parse_non_negative_int(raw, "fetchOffset.numRetries", 3),
+        fetch_offset_retry_interval_ms=_parse_non_negative_int(
+            raw, "fetchOffset.retryIntervalMs", 10
+        ),
+        group_id_prefix=raw.get("groupidprefix", "spark-kafka-source") or "spark-kafka-source",
+        group_id=group_id,
+        batch_size=max_poll or 10_000,
+    )
+
+
+def include_headers(options: Mapping[str, str]) -> bool:
+    """``includeHeaders`` alone: the schema is needed before the read mode is known."""
+    return _parse_bool({k.lower(): str(v) for k, v in options.items()}, "includeHeaders", False)
+
+
+def _reject_unknown(raw: Mapping[str, str]) -> None:
+    """Refuse options we do not know: Spark would ignore a typo and read from the wrong place."""
+    for key in sorted(raw):
+        if key.startswith("kafka.") or key in _KNOWN_OPTIONS or key == "path":
+            continue
+        close = difflib.get_close_matches(key, list(_KNOWN_OPTIONS), n=1)
+        hint = f" Did you mean '{_KNOWN_OPTIONS[close[0]]}'?" if close else ""
+        msg = (
+            "this source does not know it." + hint + " Kafka client settings take the prefix "
+            "'kafka.', e.g. 'kafka.security.protocol'."
+        )
+        raise InvalidOptionError(key, msg)
+
+
+def _parse_subscription(raw: Mapping[str, str]) -> Subscription:
+    given = [name for name in _SUBSCRIPTION_OPTIONS if name.lower() in raw]
+    if len(given) != 1:
+        found = ", ".join(given) if given else "none"
+        msg = (
+            "exactly one of 'subscribe', 'subscribePattern' or 'assign' must be set "
+            f"(found: {found})"
+        )
+        raise InvalidOptionError("subscribe/subscribePattern/assign", msg)
+    name = given[0]
+    value = raw[name.lower()]
+    if name == "subscribe":
+        topics = tuple(t.strip() for t in value.split(",") if t.strip())
+        if not topics:
+            msg = f"no topic to subscribe to in {value!r}; give a comma-separated list of topics"
+            raise InvalidOptionError(name, msg)
+        return SubscribeTopics(topics)
+    if name == "subscribePattern":
+        if not value.strip():
+            msg = "the pattern is empty; give a regular expression such as 'orders-.*'"
+            raise InvalidOptionError(name, msg)
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise InvalidOptionError(name, f"{value!r} is not a valid regular expression: {exc}")
+        return SubscribePattern(value)
+    return AssignPartitions(_parse_assign(value))
+
+
+def _parse_assign(value: str) -> frozenset[TopicPartition]:
+    example = 'e.g. {"topicA":[0,1],"topicB":[2,4]}'
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise InvalidOptionError("assign", f"{value!r} is not JSON ({exc.msg}); {example}")
+    if not isinstance(parsed, dict) or not parsed:
+        raise InvalidOptionError("assign", f"expected a non-empty JSON object, {example}")
+    partitions = set()
+    for topic, numbers in parsed.items():
+        if not isinstance(numbers, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers
+        ):
+            msg = f"topic {topic!r} must map to a list of partition numbers >= 0, {example}"
+            raise InvalidOptionError("assign", msg)
+        partitions.update(TopicPartition(topic, n) for n in numbers)
+    if not partitions:
+        raise InvalidOptionError("assign", f"no partition is listed, {example}")
+    return frozenset(partitions)
+
+
+def _parse_bounds(
+    raw: Mapping[str, str], mode: Mode, subscription: Subscription
+) -> tuple[OffsetBound, OffsetBound | None]:
+    if mode == "stream":
+        if "endingoffsets" in raw:
+            msg = "it is only valid for batch queries (spark.read); a stream has no end"
+            raise InvalidOptionError("endingOffsets", msg)
+        starting = _parse_bound(raw, "startingOffsets", OffsetBound.latest(), subscription)
+        return starting, None
+    starting = _parse_bound(raw, "startingOffsets", OffsetBound.earliest(), subscription)
+    if starting.keyword == "latest" or _has_marker(starting, LATEST_OFFSET):
+        msg = "'latest' (or -1) is not valid for a batch query's start; use 'earliest' or offsets"
+        raise InvalidOptionError("startingOffsets", msg)
+    ending = _parse_bound(raw, "endingOffsets", OffsetBound.latest(), subscription)
+    if ending.keyword == "earliest" or _has_marker(ending, EARLIEST_OFFSET):
+        msg = "'earliest' (or -2) is not valid for a batch query's end; use 'latest' or offsets"
+        raise InvalidOptionError("endingOffsets", msg)
+    return starting, ending
+
+
+def _has_marker(bound: OffsetBound, marker: int) -> bool:
+    return bound.specific is not None and marker in bound.specific.values()
+
+
+def _parse_bound(
+    raw: Mapping[str, str], name: str, default: OffsetBound, subscription: Subscription
+) -> OffsetBound:
+    value = raw.get(name.lower())
+    if value is None:
+        return default
+    stripped = value.strip()
+    if stripped.lower() == "earliest":
+        return OffsetBound.earliest()
+    if stripped.lower() == "latest":
+        return OffsetBound.latest()
+    example = '\'earliest\', \'latest\' or JSON like {"topicA":{"0":23,"1":-1}} (-2 earliest, -1 latest)'
+    try:
+        parsed = json.loads(stripped)
+    except json.JSONDecodeError:
+        raise InvalidOptionError(name, f"{value!r} is not valid; use {example}") from None
+    if not isinstance(parsed, dict) or not parsed:
+        raise InvalidOptionError(name, f"{value!r} is not valid; use {example}")
+    specific: dict[TopicPartition, int] = {}
+    for topic, offsets in parsed.items():
+        if not isinstance(offsets, dict):
+            raise InvalidOptionError(name, f"topic {topic!r} must map to an object; use {example}")
+        for partition, offset in offsets.items():
+            if not (isinstance(partition, str) and partition.isdigit()):
+                msg = f"{topic!r} partition {partition!r} is not a partition number; use {example}"
+                raise InvalidOptionError(name, msg)
+            if isinstance(offset, bool) or not isinstance(offset, int) or offset < -2:
+                msg = f"{topic}-{partition}: offset {offset!r} must be >= 0, -2 or -1"
+                raise InvalidOptionError(name, msg)
+            specific[TopicPartition(topic, int(partition))] = offset
+    for tp in specific:
+        if not subscription.matches(tp.topic) or (
+            isinstance(subscription, AssignPartitions) and tp not in subscription.partitions
+        ):
+            msg = f"{tp.topic}-{tp.partition} is not part of the subscription {subscription.describe()}"
+            raise InvalidOptionError(name, msg)
+    return OffsetBound("specific", specific)
+
+
+def _parse_bool(raw: Mapping[str, str], name: str, default: bool) -> bool:
+    value = raw.get(name.lower())
+    if value is None:
+        return default
+    lowered = value.strip().lower()
+    if lowered not in ("true", "false"):
+        raise InvalidOptionError(name, f"{value!r} is not a boolean; use 'true' or 'false'")
+    return lowered == "true"
+
+
+def _parse_positive_int(raw: Mapping[str, str], name: str) -> int | None:
+    value = raw.get(name.lower())
+    if value is None:
+        return None
+    try:
+        number = int(value.strip())
+    except ValueError:
+        number = 0
+    if number <= 0:
+        raise InvalidOptionError(name, f"{value!r} is not valid; use a positive integer")
+    return number
+
+
+def _parse_non_negative_int(raw: Mapping[str, str], name: str, default: int) -> int:
+    value = raw.get(name.lower())
+    if value is None:
+        return default
+    try:
+        number = int(value.strip())
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise InvalidOptionError(name, f"{value!r} is not valid; use an integer >= 0")
+    return number

@@ -1,0 +1,79 @@
+"""Glue between the pure planner in ``state`` and Spark's input partitions."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql.datasource import InputPartition
+
+from connector.options import KafkaSourceOptions
+from connector.range_reader import RangeReadSettings, read_ranges
+from state import OffsetRange, OffsetState, plan_tasks
+
+__all__ = ["KafkaInputPartition", "plan_input_partitions", "read_input_partition", "read_settings"]
+
+_log = logging.getLogger("connector")
+
+
+@dataclass(frozen=True)
+class KafkaInputPartition(InputPartition):
+    """One Spark task: the offset ranges one reader slot reads in this batch.
+
+    ``slot`` is the reader slot the ranges belong to; when a long range was cut so that idle
+    slots get work, every piece keeps the slot it was cut from.
+    """
+
+    slot: int
+    ranges: tuple[OffsetRange, ...]
+
+
+def plan_input_partitions(
+    start: OffsetState, end: OffsetState, options: KafkaSourceOptions
+) -> list[KafkaInputPartition]:
+    """One input partition per planned task; empty ranges give none, as Spark expects."""
+    tasks = plan_tasks(
+        start,
+        end,
+        min_partitions=options.min_partitions,
+        max_records_per_partition=options.max_records_per_partition,
+    )
+    return [KafkaInputPartition(task.slot, tuple(task.ranges)) for task in tasks]
+
+
+def read_settings(options: KafkaSourceOptions) -> RangeReadSettings:
+    """Executor consumer settings; the group id follows Spark's naming for generated groups."""
+    group = options.group_id or f"{options.group_id_prefix}-{uuid.uuid4()}-executor"
+    config = {
+        **options.kafka_settings,
+        "bootstrap.servers": options.bootstrap_servers,
+        "group.id": group,
+    }
+    return RangeReadSettings(
+        consumer_config=config,
+        include_headers=options.include_headers,
+        fail_on_data_loss=options.fail_on_data_loss,
+        poll_timeout_ms=options.poll_timeout_ms,
+        batch_size=options.batch_size,
+    )
+
+
+def read_input_partition(
+    partition: InputPartition, settings: RangeReadSettings
+) -> Iterator[pa.RecordBatch]:
+    """Read one task; Spark hands a placeholder partition to a batch plan with no ranges."""
+    if not isinstance(partition, KafkaInputPartition):
+        return iter(())
+    return read_ranges(partition.ranges, settings)
+
+
+def describe_assignment(state: OffsetState) -> str:
+    """``slot 0: orders-0, orders-3; slot 1: ...`` for the driver log."""
+    parts = []
+    for index, slot in enumerate(state.slots):
+        owned = ", ".join(f"{s.topic}-{s.partition}" for s in slot) or "(none)"
+        parts.append(f"slot {index}: {owned}")
+    return "; ".join(parts)

@@ -1,0 +1,201 @@
+"""``spark.readStream``: micro-batches over a rescalable slots document.
+
+Each ``latestOffset`` call is a batch boundary. That is where the slots document is
+rebalanced, so the reader slot count can change between runs of one checkpoint (or between
+batches), new partitions join and removed ones leave, and the end offsets are capped by the
+read limit. ``partitions`` then only cuts ``[start, end)`` into tasks and never changes what is
+checkpointed, so a batch re-planned after a crash reads exactly the same records.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+
+from connector.admission import cap_end_offsets
+from connector.errors import DataLossError, InvalidOptionError
+from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
+from connector.options import AssignPartitions, KafkaSourceOptions
+from connector.planning import (
+    describe_assignment,
+    plan_input_partitions,
+    read_input_partition,
+    read_settings,
+)
+from connector.positions import resolve_bound
+from state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition, rebalance
+
+__all__ = ["KafkaStreamReader"]
+
+_log = logging.getLogger("connector")
+
+
+class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """The streaming reader; Spark keeps one instance on the driver for the query's life.
+
+    Spark pickles a fresh instance to the executors for ``read``, so the Kafka admin client
+    is opened lazily and never pickled.
+    """
+
+    def __init__(self, options: KafkaSourceOptions) -> None:
+        self._options = options
+        self._settings = read_settings(options)
+        self._metadata: KafkaMetadata | None = None
+        self._available_now_target: dict[TopicPartition, int] | None = None
+        self._latest: dict[TopicPartition, int] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_metadata"] = None
+        return state
+
+    def _kafka(self) -> KafkaMetadata:
+        if self._metadata is None:
+            self._metadata = KafkaMetadata(self._options)
+        return self._metadata
+
+    def _slot_count(self, partition_count: int) -> int:
+        """``parallelism`` when set, else one slot per partition like Spark's built-in source."""
+        return self._options.parallelism or max(1, partition_count)
+
+    def initialOffset(self) -> dict:
+        """Resolve ``startingOffsets`` for the partitions that exist when the query starts."""
+        options = self._options
+        kafka = self._kafka()
+        live = kafka.partitions(options.subscription)
+        if isinstance(options.subscription, AssignPartitions):
+            absent = missing_partitions(options.subscription.partitions, live)
+            if absent:
+                msg = f"{describe_partitions(absent)} do not exist on {options.bootstrap_servers}"
+                raise InvalidOptionError("assign", msg)
+        offsets = resolve_bound(options.starting, "startingOffsets", live, kafka)
+        sub_states = [PartitionOffset(tp.topic, tp.partition, o) for tp, o in offsets.items()]
+        state = rebalance(OffsetState.of([]), self._slot_count(len(live)), sub_states).state
+        _log.info("Initial assignment over %d slots: %s", state.num_slots, describe_assignment(state))
+        return SlotsDocument(state).to_dict()
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        """``maxOffsetsPerTrigger`` as a row cap; everything available otherwise."""
+        cap = self._options.max_offsets_per_trigger
+        return ReadMaxRows(cap) if cap is not None else ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Fix the end of an AvailableNow run: the partitions and offsets that exist now."""
+        kafka = self._kafka()
+        self._available_now_target = kafka.latest(kafka.partitions(self._options.subscription))
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        """Rebalance the slots and move each partition's offset to its end for this batch."""
+        document = SlotsDocument.from_dict(start)
+        current = document.state
+        kafka = self._kafka()
+        live = kafka.partitions(self._options.subscription)
+        target = self._available_now_target
+        if target is not None:
+            live = frozenset(tp for tp in live if tp in target or tp in current.partitions())
+        self._report_removed(current.partitions() - live)
+        known = current.offsets()
+        joining = kafka.earliest([tp for tp in live if tp not in known])
+        latest = kafka.latest(live)
+        self._latest = latest
+        ends = self._end_offsets(known, latest, limit)
+        weights = {tp: max(0, latest[tp] - known.get(tp, joining.get(tp, 0))) for tp in live}
+        sub_states = [
+            PartitionOffset(tp.topic, tp.partition, known.get(tp, joining.get(tp, 0))) for tp in live
+        ]
+        result = rebalance(current, self._slot_count(len(live)), sub_states, weights)
+        if result.moved or result.added or result.removed or (
+            result.state.num_slots != current.num_slots
+        ):
+            _log.info(
+                "Reader slots %d -> %d (moved %d, joined %d, left %d): %s",
+                current.num_slots,
+                result.state.num_slots,
+                len(result.moved),
+                len(result.added),
+                len(result.removed),
+                describe_assignment(result.state),
+            )
+        end_state = result.state.with_offsets(ends)
+        return SlotsDocument(end_state, document.extras).to_dict()
+
+    def _end_offsets(
+        self,
+        known: Mapping[TopicPartition, int],
+        latest: Mapping[TopicPartition, int],
+        limit: ReadLimit,
+    ) -> dict[TopicPartition, int]:
+        """Where each already-known partition's next batch ends (joining ones stay put)."""
+        ends = {tp: latest[tp] for tp in latest if tp in known}
+        for tp in sorted(ends):
+            if ends[tp] < known[tp]:
+                msg = (
+                    f"{tp.topic}-{tp.partition}: the latest offset {ends[tp]} is below the "
+                    f"checkpointed position {known[tp]}; the topic was probably deleted and "
+                    "re-created, so records may have been missed"
+                )
+                if self._options.fail_on_data_loss:
+                    raise DataLossError(msg + ". Set 'failOnDataLoss' to false to go on.")
+                _log.warning("%s; continuing from %d because failOnDataLoss is false", msg, ends[tp])
+        if self._available_now_target is not None:
+            target = self._available_now_target
+            ends = {tp: min(end, target.get(tp, end)) for tp, end in ends.items()}
+        if isinstance(limit, ReadMaxRows):
+            forward = {tp: max(end, known[tp]) for tp, end in ends.items()}
+            capped = cap_end_offsets({tp: known[tp] for tp in ends}, forward, limit.max_rows)
+            ends = {tp: min(end, capped[tp]) for tp, end in ends.items()}
+        return ends
+
+    def _report_removed(self, removed: frozenset[TopicPartition]) -> None:
+        if not removed:
+            return
+        msg = (
+            f"{describe_partitions(removed)} no longer exist (topic or partitions deleted); "
+            "their unread records, if any, are lost"
+        )
+        if self._options.fail_on_data_loss:
+            raise DataLossError(
+                msg + ". Set 'failOnDataLoss' to false to drop them with a warning and go on."
+            )
+        _log.warning("%s; removing them because failOnDataLoss is false", msg)
+
+    def reportLatestOffset(self) -> dict | None:
+        """The latest offsets of the last lookup, in Spark's per-topic JSON form."""
+        if self._latest is None:
+            return None
+        report: dict[str, dict[str, int]] = {}
+        for tp, offset in sorted(self._latest.items()):
+            report.setdefault(tp.topic, {})[str(tp.partition)] = offset
+        return report
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        """Cut ``[start, end)`` into tasks; a partition whose offset went back reads nothing."""
+        start_state = SlotsDocument.from_dict(start).state
+        end_state = SlotsDocument.from_dict(end).state
+        end_offsets = end_state.offsets()
+        clipped = {
+            tp: min(offset, end_offsets[tp])
+            for tp, offset in start_state.offsets().items()
+            if tp in end_offsets
+        }
+        return plan_input_partitions(start_state.with_offsets(clipped), end_state, self._options)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Runs on an executor: one consumer reads the task's ranges."""
+        return read_input_partition(partition, self._settings)
+
+    def stop(self) -> None:
+        """Drop the admin client when the query ends."""
+        if self._metadata is not None:
+            self._metadata.close()
+            self._metadata = None

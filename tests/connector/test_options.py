@@ -1,0 +1,139 @@
+"""Option parsing: Spark's names and meanings, and errors that name the option."""
+
+from __future__ import annotations
+
+import pytest
+
+from connector.errors import InvalidOptionError, UnsupportedKafkaSettingError
+from connector.options import (
+    AssignPartitions,
+    OffsetBound,
+    SubscribePattern,
+    SubscribeTopics,
+    include_headers,
+    parse_options,
+)
+from state import TopicPartition
+
+BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "orders"}
+
+
+def lower(options: dict[str, str]) -> dict[str, str]:
+    """Spark lower-cases option keys before the data source sees them."""
+    return {key.lower(): value for key, value in options.items()}
+
+
+def test_defaults_follow_spark() -> None:
+    stream = parse_options(lower(BASE), "stream")
+    batch = parse_options(lower(BASE), "batch")
+    assert stream.subscription == SubscribeTopics(("orders",))
+    assert stream.starting == OffsetBound.latest()
+    assert stream.ending is None
+    assert batch.starting == OffsetBound.earliest()
+    assert batch.ending == OffsetBound.latest()
+    assert stream.fail_on_data_loss is True
+    assert stream.include_headers is False
+    assert stream.parallelism is None
+
+
+def test_subscription_kinds() -> None:
+    options = {"kafka.bootstrap.servers": "b:1", "subscribePattern": "orders-.*"}
+    parsed = parse_options(lower(options), "stream")
+    assert parsed.subscription == SubscribePattern("orders-.*")
+    assert parsed.subscription.matches("orders-eu")
+    assert not parsed.subscription.matches("xorders-eu")
+    options = {"kafka.bootstrap.servers": "b:1", "assign": '{"a":[0,2],"b":[1]}'}
+    parsed = parse_options(lower(options), "batch")
+    assert parsed.subscription == AssignPartitions(
+        frozenset({TopicPartition("a", 0), TopicPartition("a", 2), TopicPartition("b", 1)})
+    )
+
+
+def test_specific_offsets_keep_markers() -> None:
+    options = {**BASE, "startingOffsets": '{"orders":{"0":23,"1":-2}}'}
+    parsed = parse_options(lower(options), "stream")
+    assert parsed.starting.specific == {
+        TopicPartition("orders", 0): 23,
+        TopicPartition("orders", 1): -2,
+    }
+
+
+def test_kafka_settings_are_translated() -> None:
+    options = {
+        **BASE,
+        "kafka.security.protocol": "SASL_SSL",
+        "kafka.sasl.mechanism": "PLAIN",
+        "kafka.sasl.jaas.config": (
+            'org.apache.kafka.common.security.plain.PlainLoginModule required '
+            'username="alice" password="s3cret";'
+        ),
+        "kafka.ssl.truststore.location": "/etc/ca.pem",
+        "kafka.ssl.truststore.type": "PEM",
+        "kafka.max.poll.records": "500",
+        "kafka.group.id": "my-group",
+    }
+    parsed = parse_options(lower(options), "stream")
+    assert parsed.kafka_settings == {
+        "bootstrap.servers": "127.0.0.1:9092",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanisms": "PLAIN",
+        "sasl.username": "alice",
+        "sasl.password": "s3cret",
+        "ssl.ca.location": "/etc/ca.pem",
+    }
+    assert parsed.batch_size == 500
+    assert parsed.group_id == "my-group"
+
+
+def test_include_headers_alone() -> None:
+    assert include_headers({"includeheaders": "TRUE"}) is True
+    assert include_headers({}) is False
+
+
+BAD_OPTIONS = [
+    # (options, mode, option named, words the message must contain)
+    ({"subscribe": "t"}, "stream", "kafka.bootstrap.servers", "host1:9092"),
+    ({"kafka.bootstrap.servers": "b:1"}, "stream", "subscribe/subscribePattern/assign", "exactly one"),
+    ({**BASE, "assign": '{"t":[0]}'}, "stream", "subscribe/subscribePattern/assign", "subscribe, assign"),
+    ({**BASE, "subscribe": " , "}, "stream", "subscribe", "comma-separated"),
+    ({"kafka.bootstrap.servers": "b:1", "subscribePattern": "("}, "stream", "subscribePattern", "regular expression"),
+    ({"kafka.bootstrap.servers": "b:1", "assign": "t:0"}, "batch", "assign", '{"topicA":[0,1]'),
+    ({"kafka.bootstrap.servers": "b:1", "assign": '{"t":[-1]}'}, "batch", "assign", ">= 0"),
+    ({**BASE, "startingOffsets": "newest"}, "stream", "startingOffsets", "'earliest', 'latest'"),
+    ({**BASE, "startingOffsets": '{"orders":{"0":-3}}'}, "stream", "startingOffsets", "-2 or -1"),
+    ({**BASE, "startingOffsets": '{"other":{"0":1}}'}, "stream", "startingOffsets", "not part of the subscription"),
+    ({**BASE, "startingOffsets": "latest"}, "batch", "startingOffsets", "'earliest'"),
+    ({**BASE, "endingOffsets": "earliest"}, "batch", "endingOffsets", "'latest'"),
+    ({**BASE, "endingOffsets": '{"orders":{"0":-2}}'}, "batch", "endingOffsets", "'latest'"),
+    ({**BASE, "endingOffsets": "latest"}, "stream", "endingOffsets", "batch"),
+    ({**BASE, "failOnDataLoss": "yes"}, "stream", "failOnDataLoss", "'true' or 'false'"),
+    ({**BASE, "includeHeaders": "1"}, "stream", "includeHeaders", "'true' or 'false'"),
+    ({**BASE, "parallelism": "0"}, "stream", "parallelism", "positive integer"),
+    ({**BASE, "minPartitions": "many"}, "batch", "minPartitions", "positive integer"),
+    ({**BASE, "maxOffsetsPerTrigger": "-5"}, "stream", "maxOffsetsPerTrigger", "positive integer"),
+    ({**BASE, "startingOffset": "earliest"}, "stream", "startingoffset", "Did you mean 'startingOffsets'"),
+    ({**BASE, "kafka.auto.offset.reset": "earliest"}, "stream", "kafka.auto.offset.reset", "startingOffsets"),
+    ({**BASE, "kafka.enable.auto.commit": "true"}, "stream", "kafka.enable.auto.commit", "checkpoint"),
+    ({**BASE, "kafka.key.deserializer": "x"}, "stream", "kafka.key.deserializer", "cast('string')"),
+    ({**BASE, "kafka.value.deserializer": "x"}, "stream", "kafka.value.deserializer", "from_json"),
+    ({**BASE, "kafka.interceptor.classes": "com.X"}, "stream", "kafka.interceptor.classes", "librdkafka"),
+    ({**BASE, "kafka.ssl.truststore.location": "/x.jks"}, "stream", "kafka.ssl.truststore.location", "ssl.ca.location"),
+    ({**BASE, "kafka.ssl.keystore.type": "JKS"}, "stream", "kafka.ssl.keystore.type", "PKCS12"),
+    ({**BASE, "kafka.sasl.jaas.config": "com.Custom required;"}, "stream", "kafka.sasl.jaas.config", "kafka.sasl.username"),
+    ({**BASE, "kafka.sasl.login.callback.handler.class": "c"}, "stream", "kafka.sasl.login.callback.handler.class", "Java class"),
+    ({**BASE, "kafka.max.poll.records": "0"}, "stream", "kafka.max.poll.records", "positive integer"),
+]
+
+
+@pytest.mark.parametrize(("options", "mode", "option", "words"), BAD_OPTIONS)
+def test_bad_options_name_the_option(options: dict, mode: str, option: str, words: str) -> None:
+    with pytest.raises(InvalidOptionError) as caught:
+        parse_options(lower(options), mode)  # type: ignore[arg-type]
+    assert caught.value.option == option
+    assert f"'{option}'" in str(caught.value)
+    assert words in str(caught.value)
+
+
+def test_java_only_settings_have_their_own_class() -> None:
+    with pytest.raises(UnsupportedKafkaSettingError):
+        parse_options(lower({**BASE, "kafka.auto.offset.reset": "latest"}), "stream")
