@@ -1,0 +1,48 @@
+"""Rescalable offset state: pure values and functions, no Spark and no Kafka client.
+
+The source checkpoints, per reader slot, a list of Kafka partition positions (sub-states), so
+the lists can be redistributed when the number of slots changes (Flink's FLIP-8 idea).
+
+- ``state.partitions``: :class:`TopicPartition`, :class:`PartitionOffset`, :class:`OffsetRange`.
+- ``state.offset_state``: :class:`OffsetState`, the per-slot sub-states.
+- ``state.document``: :class:`SlotsDocument`, the versioned JSON in Spark's offset log.
+- ``state.rebalancer``: :func:`rebalance`, the assignment of partitions to slots.
+- ``state.planning``: :func:`plan_tasks`, the tasks of one micro-batch.
+- ``state.errors``: the exceptions.
+"""
+
+from state.document import SLOTS_DOCUMENT_VERSION, SUPPORTED_VERSIONS, SlotsDocument
+from state.errors import (
+    DuplicatePartitionError,
+    ForeignCheckpointError,
+    OffsetDocumentError,
+    OffsetRegressionError,
+    StateError,
+    UnknownPartitionError,
+)
+from state.offset_state import OffsetState
+from state.partitions import MAX_OFFSET, MAX_PARTITION, OffsetRange, PartitionOffset, TopicPartition
+from state.planning import PlannedTask, plan_tasks
+from state.rebalancer import Rebalance, rebalance
+
+__all__ = [
+    "MAX_OFFSET",
+    "MAX_PARTITION",
+    "SLOTS_DOCUMENT_VERSION",
+    "SUPPORTED_VERSIONS",
+    "DuplicatePartitionError",
+    "ForeignCheckpointError",
+    "OffsetDocumentError",
+    "OffsetRange",
+    "OffsetRegressionError",
+    "OffsetState",
+    "PartitionOffset",
+    "PlannedTask",
+    "Rebalance",
+    "SlotsDocument",
+    "StateError",
+    "TopicPartition",
+    "UnknownPartitionError",
+    "plan_tasks",
+    "rebalance",
+]

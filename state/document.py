@@ -1,0 +1,353 @@
+"""The slots document: the JSON Spark keeps in its checkpoint offset log for this source.
+
+Shape, version 1::
+
+    {"version": 1, "slots": [{"<topic>": {"<partition>": <next offset>}}, ...]}
+
+One object per reader slot, each in Spark's own per-topic form (partition keys are decimal
+strings), so a person who knows Spark's Kafka checkpoints can read ours. Other top-level
+sections (an event-time section, say) may sit beside ``slots``; they are kept as they are, so
+a connector that adds one does not need a new version of this reader to round-trip them.
+
+Reading is all or nothing: a document is fully checked before any value is built, and a bad
+one is rejected with an :class:`OffsetDocumentError` that says what is wrong and where.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final
+
+from state.errors import ForeignCheckpointError, OffsetDocumentError
+from state.offset_state import OffsetState
+from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, TopicPartition
+
+__all__ = ["SLOTS_DOCUMENT_VERSION", "SUPPORTED_VERSIONS", "SlotsDocument"]
+
+SLOTS_DOCUMENT_VERSION: Final = 1
+"""The version :meth:`SlotsDocument.to_dict` writes."""
+
+SUPPORTED_VERSIONS: Final = frozenset({1})
+"""The versions :meth:`SlotsDocument.from_dict` reads."""
+
+_RESERVED: Final = frozenset({"version", "slots"})
+# Canonical decimal only: "01" or "+1" would name partition 1 a second way, and str.isdigit
+# accepts non-ASCII digits.
+_PARTITION_KEY: Final = re.compile(r"0|[1-9][0-9]*")
+# Foreign offsets are quoted in the error message up to this length; the full JSON is kept
+# on the exception.
+_QUOTE_LIMIT: Final = 2000
+
+
+@dataclass(frozen=True)
+class SlotsDocument:
+    """A slots document: the offset state plus any other top-level sections, kept verbatim.
+
+    Parameters
+    ----------
+    state : OffsetState
+        The per-slot sub-states.
+    extras : Mapping[str, Any]
+        Top-level sections other than ``version`` and ``slots``, as JSON values. They are
+        copied (through JSON, so tuples become lists) and exposed read-only, so the document
+        stays a value.
+
+    Raises
+    ------
+    TypeError
+        When ``state`` is not an :class:`OffsetState` or an extra is not JSON-serializable.
+    ValueError
+        When an extra's key is not a string or is ``version`` or ``slots``.
+    """
+
+    state: OffsetState
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """Copy the extras through JSON, so the document is a value no caller can change."""
+        if not isinstance(self.state, OffsetState):
+            msg = f"state: must be an OffsetState, got {type(self.state).__name__}"
+            raise TypeError(msg)
+        extras = dict(self.extras)
+        for key in extras:
+            if not isinstance(key, str):
+                msg = f"extras: keys must be strings, got {type(key).__name__} {key!r}"
+                raise ValueError(msg)
+            if key in _RESERVED:
+                msg = f"extras: {key!r} is reserved for the slots document itself"
+                raise ValueError(msg)
+        try:
+            copied = json.loads(json.dumps(extras, allow_nan=False))
+        except (TypeError, ValueError) as error:
+            msg = f"extras: must hold JSON values only ({error})"
+            raise TypeError(msg) from error
+        object.__setattr__(self, "extras", MappingProxyType(copied))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the document as plain, fresh dicts and lists, ready for ``json.dumps``.
+
+        Keys come in a fixed order (``version``, ``slots``, then the extras sorted by key;
+        topics sorted; partitions in numeric order, not string order) so the JSON is stable
+        without ``sort_keys``, which would put partition "10" before "2".
+        """
+        slots = []
+        for slot in self.state.slots:
+            topics: dict[str, dict[str, int]] = {}
+            for sub in slot:  # sorted by (topic, partition) already
+                topics.setdefault(sub.topic, {})[str(sub.partition)] = sub.offset
+            slots.append(topics)
+        document: dict[str, Any] = {"version": SLOTS_DOCUMENT_VERSION, "slots": slots}
+        for key in sorted(self.extras):
+            document[key] = _sorted_json(self.extras[key])
+        return document
+
+    def to_json(self) -> str:
+        """Return compact JSON: the same document always gives the same characters."""
+        return json.dumps(self.to_dict(), separators=(",", ":"), allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> SlotsDocument:
+        """Parse and check a document; see :meth:`from_dict`.
+
+        Duplicate keys, which ``json.loads`` would silently resolve to the last one, are
+        rejected, as are ``NaN`` and ``Infinity``.
+
+        Raises
+        ------
+        OffsetDocumentError
+            When the text is not JSON or the document is not a valid slots document.
+        """
+        try:
+            data = json.loads(text, object_pairs_hook=_JsonObject, parse_constant=_no_constant)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise OffsetDocumentError(f"not valid JSON ({error})") from error
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SlotsDocument:
+        """Check a parsed document and build it; nothing is returned unless all of it is valid.
+
+        Raises
+        ------
+        ForeignCheckpointError
+            When the document has neither ``version`` nor ``slots``: it was written by another
+            source, typically Spark's built-in Kafka source.
+        OffsetDocumentError
+            When the version is unknown, ``slots`` is missing, a value has the wrong type
+            (``true`` is not an offset), a partition key is not a canonical non-negative
+            integer, an offset is negative, or a partition is listed twice. The message starts
+            with the path of the bad value.
+        """
+        if not isinstance(data, Mapping):
+            msg = (
+                f"the offset document must be a JSON object, got {_kind(data)}; it was not "
+                "written by this connector"
+            )
+            raise OffsetDocumentError(msg)
+        if _repeated(data):
+            raise OffsetDocumentError(f"top-level key {_repeated(data)[0]!r} is listed twice")
+        if "version" not in data:
+            if "slots" in data:
+                msg = f"'version' is missing; supported versions: {_versions()}"
+                raise OffsetDocumentError(msg)
+            raise _foreign(data)
+        version = data["version"]
+        if isinstance(version, bool) or not isinstance(version, int):
+            msg = f"must be an integer, got {_kind(version)}"
+            raise OffsetDocumentError(msg, "version")
+        if version not in SUPPORTED_VERSIONS:
+            msg = (
+                f"unsupported version {version}; this connector reads {_versions()}. A newer "
+                "connector may have written this checkpoint"
+            )
+            raise OffsetDocumentError(msg, "version")
+        if "slots" not in data:
+            raise OffsetDocumentError("'slots' is missing: a version 1 document lists its slots")
+        state = _read_slots(data["slots"])
+        extras = {key: value for key, value in data.items() if key not in _RESERVED}
+        for key, value in extras.items():
+            _check_no_duplicates(value, key)
+        return cls(state, extras)
+
+
+def _read_slots(slots: object) -> OffsetState:
+    if not isinstance(slots, Sequence) or isinstance(slots, str | bytes):
+        msg = f"must be an array with one object per reader slot, got {_kind(slots)}"
+        raise OffsetDocumentError(msg, "slots")
+    seen: dict[TopicPartition, str] = {}
+    result = []
+    for index, slot in enumerate(slots):
+        path = f"slots[{index}]"
+        if not isinstance(slot, Mapping):
+            msg = f"must be an object mapping topic to partition offsets, got {_kind(slot)}"
+            raise OffsetDocumentError(msg, path)
+        if _repeated(slot):
+            msg = f"topic {_repeated(slot)[0]!r} is listed twice in this slot"
+            raise OffsetDocumentError(msg, path)
+        sub_states = []
+        for topic, partitions in slot.items():
+            if not isinstance(topic, str) or not topic:
+                msg = f"topic names must be non-empty strings, got {topic!r}"
+                raise OffsetDocumentError(msg, path)
+            topic_path = f"{path}[{topic!r}]"
+            if not isinstance(partitions, Mapping):
+                msg = f"must be an object mapping partition to offset, got {_kind(partitions)}"
+                raise OffsetDocumentError(msg, topic_path)
+            if _repeated(partitions):
+                msg = f"partition {_repeated(partitions)[0]!r} is listed twice"
+                raise OffsetDocumentError(msg, topic_path)
+            for key, offset in partitions.items():
+                sub_state = _read_sub_state(topic, key, offset, f"{topic_path}[{key!r}]")
+                tp = sub_state.topic_partition
+                if tp in seen:
+                    msg = f"partition {tp} is listed twice, first at {seen[tp]}"
+                    raise OffsetDocumentError(msg, f"{topic_path}[{key!r}]")
+                seen[tp] = f"{topic_path}[{key!r}]"
+                sub_states.append(sub_state)
+        result.append(sub_states)
+    return OffsetState.of(result)
+
+
+def _read_sub_state(topic: str, key: object, offset: object, path: str) -> PartitionOffset:
+    if not isinstance(key, str) or not _PARTITION_KEY.fullmatch(key):
+        msg = (
+            "partition must be a non-negative integer string in canonical form, such as '0' or '12'"
+        )
+        raise OffsetDocumentError(msg, path)
+    partition = int(key)
+    if partition > MAX_PARTITION:
+        msg = f"partition must be <= {MAX_PARTITION} (Kafka's limit), got {partition}"
+        raise OffsetDocumentError(msg, path)
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        msg = f"offset must be an integer (the next offset to read), got {_kind(offset)}"
+        raise OffsetDocumentError(msg, path)
+    if offset < 0:
+        msg = (
+            f"offset must be >= 0 (the next offset to read), got {offset}; symbolic offsets "
+            "such as -2 (earliest) or -1 (latest) are never checkpointed"
+        )
+        raise OffsetDocumentError(msg, path)
+    if offset > MAX_OFFSET:
+        msg = f"offset must be <= {MAX_OFFSET} (Kafka's limit), got {offset}"
+        raise OffsetDocumentError(msg, path)
+    return PartitionOffset(topic, partition, offset)
+
+
+def _foreign(data: Mapping[str, Any]) -> ForeignCheckpointError:
+    """Explain a document this connector did not write, with the way forward."""
+    if data and all(_is_spark_partition_offsets(value) for value in data.values()):
+        starting = json.dumps(
+            {
+                topic: {str(p): o for p, o in partitions.items()}
+                for topic, partitions in data.items()
+            },
+            separators=(",", ":"),
+        )
+        quoted = starting if len(starting) <= _QUOTE_LIMIT else starting[:_QUOTE_LIMIT] + "..."
+        msg = (
+            "this checkpoint offset was written by Spark's built-in Kafka source (or another "
+            "source): it maps topics to partition offsets and has no 'version', while this "
+            "connector checkpoints offsets per reader slot, so it cannot resume this "
+            "checkpoint. Start the query with a new checkpoint directory; to continue from "
+            f"the same position, set the option startingOffsets to {quoted}"
+        )
+        return ForeignCheckpointError(msg, starting)
+    keys = ", ".join(repr(key) for key in sorted(map(str, data))) or "none"
+    msg = (
+        "this checkpoint offset has no 'version' and no 'slots' (top-level keys: "
+        f"{keys}): it was not written by this connector but by another source, such as "
+        "Spark's built-in Kafka source, and cannot be resumed by this connector. Start the "
+        "query with a new checkpoint directory"
+    )
+    return ForeignCheckpointError(msg)
+
+
+def _is_spark_partition_offsets(value: object) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and bool(value)
+        and all(
+            isinstance(key, str) and isinstance(offset, int) and not isinstance(offset, bool)
+            for key, offset in value.items()
+        )
+    )
+
+
+class _JsonObject(dict[str, Any]):
+    """A parsed JSON object that remembers the keys it saw twice.
+
+    ``json.loads`` keeps the last value of a repeated key; recording the repeats lets the
+    checks report them with their path instead of reading half of a corrupted document.
+    """
+
+    duplicates: tuple[str, ...]
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        seen: set[str] = set()
+        repeated = []
+        for key, _ in pairs:
+            if key in seen:
+                repeated.append(key)
+            seen.add(key)
+        self.duplicates = tuple(repeated)
+
+
+def _repeated(value: object) -> tuple[str, ...]:
+    """Keys a parsed JSON object listed more than once; none for values not parsed here."""
+    return getattr(value, "duplicates", ())
+
+
+def _check_no_duplicates(value: object, path: str) -> None:
+    """Reject keys listed twice in ``value``, or in any object inside it."""
+    if _repeated(value):
+        msg = f"key {_repeated(value)[0]!r} is listed twice"
+        raise OffsetDocumentError(msg, path)
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(item, Mapping | list):
+                _check_no_duplicates(item, f"{path}[{key!r}]")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_no_duplicates(item, f"{path}[{index}]")
+
+
+def _no_constant(name: str) -> Any:
+    msg = f"not valid JSON: {name} is not a JSON number"
+    raise OffsetDocumentError(msg)
+
+
+def _sorted_json(value: Any) -> Any:
+    """Copy a JSON value with every object's keys sorted, so extras serialize stably."""
+    if isinstance(value, Mapping):
+        return {key: _sorted_json(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_json(item) for item in value]
+    return value
+
+
+def _kind(value: object) -> str:
+    """Name a value the way JSON does, since the reader is looking at JSON."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, int):
+        return f"integer {value}"
+    if isinstance(value, float):
+        return f"number {value!r}"
+    if isinstance(value, str):
+        return f"string {value!r}"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return type(value).__name__
+
+
+def _versions() -> str:
+    return "version " + ", ".join(str(v) for v in sorted(SUPPORTED_VERSIONS))

@@ -1,0 +1,185 @@
+"""Kafka partitions, their positions and offset ranges as small immutable values.
+
+These are the sub-states of the rescalable offset state: each is validated once, here, so
+every other module can trust them. They are ordered by ``(topic, partition, ...)`` because
+every listing and every tie in this package is resolved by that order: Python's ``hash()`` of
+a string changes from process to process and must never decide anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["MAX_OFFSET", "MAX_PARTITION", "OffsetRange", "PartitionOffset", "TopicPartition"]
+
+MAX_PARTITION: Final = 2**31 - 1
+"""Largest partition id: Kafka partition ids are 32-bit signed integers."""
+
+MAX_OFFSET: Final = 2**63 - 1
+"""Largest offset: Kafka offsets are 64-bit signed integers."""
+
+
+def _check_topic(topic: object) -> None:
+    if not isinstance(topic, str):
+        msg = f"topic: must be a string, got {type(topic).__name__} {topic!r}"
+        raise TypeError(msg)
+    if not topic:
+        msg = "topic: must be a non-empty string"
+        raise ValueError(msg)
+
+
+def _check_int(field: str, value: object, maximum: int, meaning: str) -> None:
+    # bool is an int subclass; True as a partition is always a mistake.
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"{field}: must be an int, got {type(value).__name__} {value!r}"
+        raise TypeError(msg)
+    if value < 0:
+        msg = f"{field}: must be >= 0 ({meaning}), got {value}"
+        raise ValueError(msg)
+    if value > maximum:
+        msg = f"{field}: must be <= {maximum} (Kafka's limit), got {value}"
+        raise ValueError(msg)
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class TopicPartition:
+    """One Kafka partition: the unit the rebalancer assigns to reader slots.
+
+    Parameters
+    ----------
+    topic : str
+        Topic name, non-empty.
+    partition : int
+        Partition id, ``0 <= partition <= MAX_PARTITION``.
+
+    Raises
+    ------
+    TypeError
+        When a field has the wrong type (``bool`` is not accepted as an ``int``).
+    ValueError
+        When the topic is empty or the partition is out of range; the message names the field.
+    """
+
+    topic: str
+    partition: int
+
+    def __post_init__(self) -> None:
+        """Validate once, so that the rest of the package can trust the value."""
+        _check_topic(self.topic)
+        _check_int("partition", self.partition, MAX_PARTITION, "a Kafka partition id")
+
+    def __str__(self) -> str:
+        """Return Kafka's ``topic-partition`` notation, for messages and logs only.
+
+        Never parsed back: topic names may themselves contain ``-``.
+        """
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class PartitionOffset:
+    """A sub-state: one Kafka partition and the offset to resume it from.
+
+    ``offset`` is the next offset to read, that is the last processed offset plus one, as in
+    Kafka's committed offsets and Spark's checkpoints; so a fresh partition read from its
+    beginning holds its earliest offset, and ``[start, end)`` ranges need no adjustment.
+
+    Parameters
+    ----------
+    topic : str
+        Topic name, non-empty.
+    partition : int
+        Partition id, ``0 <= partition <= MAX_PARTITION``.
+    offset : int
+        Next offset to read, ``0 <= offset <= MAX_OFFSET``. Symbolic positions such as
+        "earliest" or "latest" are resolved by the connector before a sub-state exists.
+
+    Raises
+    ------
+    TypeError
+        When a field has the wrong type.
+    ValueError
+        When a field is out of range; the message names the field.
+    """
+
+    topic: str
+    partition: int
+    offset: int
+
+    def __post_init__(self) -> None:
+        """Validate once, so that the rest of the package can trust the value."""
+        _check_topic(self.topic)
+        _check_int("partition", self.partition, MAX_PARTITION, "a Kafka partition id")
+        _check_int("offset", self.offset, MAX_OFFSET, "the next offset to read")
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """The Kafka partition this sub-state positions."""
+        return TopicPartition(self.topic, self.partition)
+
+    def with_offset(self, offset: int) -> PartitionOffset:
+        """Return the same partition positioned at ``offset``; the value itself never changes."""
+        return PartitionOffset(self.topic, self.partition, offset)
+
+    def __str__(self) -> str:
+        """Return ``topic-partition@offset``, for messages and logs."""
+        return f"{self.topic}-{self.partition}@{self.offset}"
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class OffsetRange:
+    """The offsets ``[start, until)`` of one Kafka partition that one task reads.
+
+    Half-open like Spark's ``KafkaOffsetRange``, so consecutive ranges meet without overlap
+    and ``until`` is directly the next offset to read afterwards. ``size`` counts offsets, an
+    upper bound of the records: compaction and transaction markers leave offsets with no
+    record.
+
+    Parameters
+    ----------
+    topic : str
+        Topic name, non-empty.
+    partition : int
+        Partition id, ``0 <= partition <= MAX_PARTITION``.
+    start : int
+        First offset to read, ``>= 0``.
+    until : int
+        Offset after the last one to read, ``>= start``; ``start == until`` is an empty range.
+
+    Raises
+    ------
+    TypeError
+        When a field has the wrong type.
+    ValueError
+        When a field is out of range or ``until < start``; the message names the field.
+    """
+
+    topic: str
+    partition: int
+    start: int
+    until: int
+
+    def __post_init__(self) -> None:
+        """Validate once, so that the rest of the package can trust the value."""
+        _check_topic(self.topic)
+        _check_int("partition", self.partition, MAX_PARTITION, "a Kafka partition id")
+        _check_int("start", self.start, MAX_OFFSET, "an offset")
+        _check_int("until", self.until, MAX_OFFSET, "an offset")
+        if self.until < self.start:
+            msg = f"until: must be >= start ({self.start}), got {self.until}"
+            raise ValueError(msg)
+
+    @property
+    def size(self) -> int:
+        """Number of offsets in the range."""
+        return self.until - self.start
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """The Kafka partition this range belongs to."""
+        return TopicPartition(self.topic, self.partition)
+
+    def __str__(self) -> str:
+        """Return ``topic-partition[start, until)``, for messages and logs."""
+        return f"{self.topic}-{self.partition}[{self.start}, {self.until})"

@@ -1,0 +1,183 @@
+"""Plan one micro-batch: turn ``[start, end)`` into the tasks Spark runs.
+
+Planning never changes what is checkpointed: the offset state keeps one offset per
+partition, and cutting a range into pieces only changes how many tasks read it. So a batch
+re-planned after a failure, with other options even, reads exactly the same records.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from fractions import Fraction
+
+from state.offset_state import OffsetState
+from state.partitions import OffsetRange
+
+__all__ = ["PlannedTask", "plan_tasks"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedTask:
+    """One Spark task of a batch: offset ranges read, in order, by one consumer.
+
+    Parameters
+    ----------
+    slot : int
+        The reader slot the ranges belong to. When a slot's ranges were cut so that idle
+        slots get work, every piece keeps the index of the slot it was cut from, so several
+        tasks may share a slot.
+    ranges : tuple of OffsetRange
+        At least one range, none empty, in ``(topic, partition)`` order.
+
+    Raises
+    ------
+    TypeError
+        When a field has the wrong type.
+    ValueError
+        When ``slot`` is negative, or ``ranges`` is empty or holds an empty range: an
+        empty task would make Spark schedule a task that reads nothing.
+    """
+
+    slot: int
+    ranges: tuple[OffsetRange, ...]
+
+    def __post_init__(self) -> None:
+        """Validate once: a task reaches the executors and must not be empty there."""
+        if isinstance(self.slot, bool) or not isinstance(self.slot, int):
+            msg = f"slot: must be an int, got {type(self.slot).__name__} {self.slot!r}"
+            raise TypeError(msg)
+        if self.slot < 0:
+            msg = f"slot: must be >= 0, got {self.slot}"
+            raise ValueError(msg)
+        if not isinstance(self.ranges, tuple) or not all(
+            isinstance(r, OffsetRange) for r in self.ranges
+        ):
+            msg = f"ranges: must be a tuple of OffsetRange, got {self.ranges!r}"
+            raise TypeError(msg)
+        if not self.ranges or any(r.size == 0 for r in self.ranges):
+            msg = f"ranges: must hold at least one range and no empty range, got {self.ranges!r}"
+            raise ValueError(msg)
+
+    @property
+    def records(self) -> int:
+        """Offsets this task reads (an upper bound of its records, see ``OffsetRange``)."""
+        return sum(r.size for r in self.ranges)
+
+
+def plan_tasks(
+    start: OffsetState,
+    end: OffsetState,
+    *,
+    min_partitions: int | None = None,
+    max_records_per_partition: int | None = None,
+) -> tuple[PlannedTask, ...]:
+    """Cut the batch ``[start, end)`` into tasks.
+
+    Each slot of ``end`` with something to read gives its ranges (see
+    :meth:`OffsetState.ranges_to`). With ``T = max(end.num_slots, min_partitions or 0)`` and
+    ``D`` the offsets to read, the batch gets ``max(min(T, D), sum(ceil(D_s / cap)))`` tasks,
+    where ``D_s`` is slot ``s``'s share and ``cap`` is ``max_records_per_partition`` (the sum
+    counts one task per slot with data when there is no cap). So when fewer partitions have
+    data than there are slots, long ranges are cut so that every slot has work, as Spark's
+    ``minPartitions`` does, but never into pieces of zero offsets.
+
+    How many tasks a slot gets: each slot first gets the fewest that respect the cap; each
+    further task goes to the slot whose tasks are currently the largest (``D_s / n_s``, ties
+    to the lower slot). A slot's ranges, read as one sequence, are then cut into that many
+    contiguous pieces whose sizes differ by at most one, so the pieces of a Kafka partition
+    stay contiguous and in order, and a piece may end one range and start the next.
+
+    Parameters
+    ----------
+    start : OffsetState
+        The batch start (the previous batch's end).
+    end : OffsetState
+        The batch end; its slots are the assignment the batch is read with.
+    min_partitions : int, optional
+        Spark's ``minPartitions``: the least number of tasks wanted, ``>= 1``.
+    max_records_per_partition : int, optional
+        Spark's ``maxRecordsPerPartition``: the most offsets one task reads, ``>= 1``.
+
+    Returns
+    -------
+    tuple of PlannedTask
+        Ordered by slot, then by position in the slot's ranges; empty when nothing is to be
+        read (Spark plans no partition for an empty batch).
+
+    Raises
+    ------
+    OffsetRegressionError
+        When a partition's end offset is before its start offset: the caller applies its
+        data-loss policy first.
+    TypeError, ValueError
+        When an option is not a positive int; the message names it.
+    """
+    _check_option("min_partitions", min_partitions)
+    _check_option("max_records_per_partition", max_records_per_partition)
+    if start == end:
+        return ()
+    loaded = [
+        (slot, ranges, sum(r.size for r in ranges))
+        for slot, ranges in enumerate(start.ranges_to(end))
+        if ranges
+    ]
+    if not loaded:
+        return ()
+    total = sum(records for _, _, records in loaded)
+    wanted = min(max(end.num_slots, min_partitions or 0), total)
+    cap = max_records_per_partition
+    pieces = {slot: 1 if cap is None else -(-records // cap) for slot, _, records in loaded}
+    records_of = {slot: records for slot, _, records in loaded}
+
+    # Largest per-task size first; a slot whose tasks are one offset each cannot be cut.
+    queue = [(-Fraction(records_of[s], n), s) for s, n in pieces.items() if n < records_of[s]]
+    heapq.heapify(queue)
+    for _ in range(wanted - sum(pieces.values())):
+        _, slot = heapq.heappop(queue)  # never empty: the total has at least ``wanted`` offsets
+        pieces[slot] += 1
+        if pieces[slot] < records_of[slot]:
+            heapq.heappush(queue, (-Fraction(records_of[slot], pieces[slot]), slot))
+
+    return tuple(
+        PlannedTask(slot, chunk)
+        for slot, ranges, records in loaded
+        for chunk in _cut(ranges, records, pieces[slot])
+    )
+
+
+def _check_option(name: str, value: int | None) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"{name}: must be a positive int or None, got {type(value).__name__} {value!r}"
+        raise TypeError(msg)
+    if value < 1:
+        msg = f"{name}: must be >= 1, got {value}"
+        raise ValueError(msg)
+
+
+def _cut(
+    ranges: tuple[OffsetRange, ...], records: int, pieces: int
+) -> list[tuple[OffsetRange, ...]]:
+    """Cut the sequence of ``ranges`` into ``pieces`` contiguous, non-empty chunks.
+
+    Chunk sizes differ by at most one, the longer ones first.
+    """
+    base, longer = divmod(records, pieces)
+    chunks = []
+    index, cursor = 0, ranges[0].start
+    for number in range(pieces):
+        need = base + (1 if number < longer else 0)
+        chunk = []
+        while need:
+            current = ranges[index]
+            take = min(need, current.until - cursor)
+            chunk.append(OffsetRange(current.topic, current.partition, cursor, cursor + take))
+            cursor += take
+            need -= take
+            if cursor == current.until and index + 1 < len(ranges):
+                index += 1
+                cursor = ranges[index].start
+        chunks.append(tuple(chunk))
+    return chunks

@@ -1,0 +1,61 @@
+"""``state`` is pure Python: no Spark, no Kafka client, no Arrow, nothing outside stdlib.
+
+Checked on the source with ``ast`` rather than by importing, so an import hidden in a
+function body or under ``TYPE_CHECKING`` is caught too.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import state
+
+STATE_DIR = Path(state.__file__).resolve().parent
+FORBIDDEN = {"pyspark", "py4j", "confluent_kafka", "kafka", "pyarrow", "pandas", "numpy"}
+
+
+def _imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path.name}: use absolute imports"
+            roots.add((node.module or "").split(".")[0])
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "__import__":
+            raise AssertionError(f"{path.name}: dynamic import")
+    return roots
+
+
+def test_state_imports_only_the_standard_library_and_itself() -> None:
+    sources = sorted(STATE_DIR.glob("*.py"))
+    assert {p.name for p in sources} >= {"__init__.py", "partitions.py", "rebalancer.py"}
+    for path in sources:
+        roots = _imported_roots(path)
+        assert not roots & FORBIDDEN, f"{path.name} imports {roots & FORBIDDEN}"
+        outside = {r for r in roots if r != "state" and r not in sys.stdlib_module_names}
+        assert not outside, f"{path.name} imports {outside}"
+
+
+def test_public_api_is_exported() -> None:
+    expected = {
+        "TopicPartition",
+        "PartitionOffset",
+        "OffsetRange",
+        "OffsetState",
+        "SlotsDocument",
+        "Rebalance",
+        "rebalance",
+        "PlannedTask",
+        "plan_tasks",
+        "StateError",
+        "OffsetDocumentError",
+        "ForeignCheckpointError",
+        "DuplicatePartitionError",
+        "UnknownPartitionError",
+        "OffsetRegressionError",
+    }
+    assert expected <= set(state.__all__)
+    assert all(hasattr(state, name) for name in state.__all__)
