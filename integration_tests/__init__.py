@@ -1,0 +1,1 @@
+"""Integration tests: everything here runs against a real Kafka broker and real Spark."""

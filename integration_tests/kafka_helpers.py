@@ -1,0 +1,295 @@
+"""Small, blocking Kafka helpers for integration tests: topics in, records in, records out.
+
+Every helper waits until the broker confirms what it did (topic metadata visible, records
+acknowledged, topic gone) before it returns, so a test never races the broker; each wait has
+a deadline and fails with a message that says what was awaited.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient, NewTopic
+
+__all__ = [
+    "ConsumedRecord",
+    "Record",
+    "create_topic",
+    "delete_topic",
+    "produce",
+    "read_all",
+    "wait_for_topic",
+]
+
+Header = tuple[str, bytes | None]
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record to produce; ``None`` fields are left to the producer and the broker.
+
+    Parameters
+    ----------
+    value
+        The value; ``None`` produces a tombstone.
+    key
+        The key; ``None`` for none.
+    headers
+        ``(name, value)`` pairs in order; names may repeat, as Kafka allows.
+    timestamp_ms
+        Create time in milliseconds since the epoch; ``None`` (or 0, as librdkafka reads it)
+        lets the producer use "now".
+    partition
+        Target partition; ``None`` lets the partitioner choose from the key.
+    """
+
+    value: bytes | None
+    key: bytes | None = None
+    headers: tuple[Header, ...] = ()
+    timestamp_ms: int | None = None
+    partition: int | None = None
+
+
+@dataclass(frozen=True)
+class ConsumedRecord:
+    """A record as read back, with the position the broker gave it."""
+
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...]
+    timestamp_ms: int
+
+    @property
+    def position(self) -> tuple[int, int]:
+        """``(partition, offset)``, the record's identity within its topic."""
+        return (self.partition, self.offset)
+
+
+def create_topic(
+    bootstrap_servers: str,
+    topic: str,
+    partitions: int = 1,
+    config: Mapping[str, str] | None = None,
+    timeout_s: float = 30.0,
+) -> None:
+    """Create ``topic`` and return once every partition has a leader.
+
+    Parameters
+    ----------
+    bootstrap_servers
+        The broker to use.
+    topic
+        Name of the new topic.
+    partitions
+        Number of partitions.
+    config
+        Topic configs such as ``{"cleanup.policy": "compact"}``.
+    timeout_s
+        Deadline for the creation and for the metadata to show it.
+    """
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    new_topic = NewTopic(
+        topic, num_partitions=partitions, replication_factor=1, config=dict(config or {})
+    )
+    futures = admin.create_topics([new_topic], operation_timeout=timeout_s)
+    futures[topic].result(timeout=timeout_s)
+    wait_for_topic(bootstrap_servers, topic, partitions, timeout_s)
+
+
+def wait_for_topic(
+    bootstrap_servers: str, topic: str, partitions: int, timeout_s: float = 30.0
+) -> None:
+    """Wait until metadata shows ``topic`` with ``partitions`` partitions, each with a leader.
+
+    Topic creation returns when the controller has recorded it; the broker may need a moment
+    more before it serves the partitions, and a producer started in that moment fails.
+    """
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    deadline = time.monotonic() + timeout_s
+    seen = "no metadata"
+    while time.monotonic() < deadline:
+        metadata = admin.list_topics(topic=topic, timeout=max(0.1, deadline - time.monotonic()))
+        described = metadata.topics.get(topic)
+        if described is not None and described.error is None:
+            leaders = [partition.leader for partition in described.partitions.values()]
+            if len(leaders) == partitions and all(leader >= 0 for leader in leaders):
+                return
+            seen = f"{len(leaders)} partitions, leaders {sorted(leaders)}"
+        elif described is not None:
+            seen = str(described.error)
+        time.sleep(0.05)
+    msg = f"topic {topic!r} did not show {partitions} led partitions within {timeout_s} s: {seen}"
+    raise TimeoutError(msg)
+
+
+def produce(
+    bootstrap_servers: str,
+    topic: str,
+    records: Iterable[Record],
+    producer_config: Mapping[str, str | int | bool] | None = None,
+    timeout_s: float = 30.0,
+) -> list[tuple[int, int]]:
+    """Produce ``records`` in order, flush, and return the ``(partition, offset)`` of each.
+
+    The producer is idempotent with ``acks=all``, so a retry can neither reorder nor
+    duplicate records and the returned positions are the only ones the records hold.
+
+    Raises
+    ------
+    KafkaException
+        If any record was not acknowledged, with the first delivery error.
+    TimeoutError
+        If the flush did not finish within ``timeout_s``.
+    """
+    config: dict[str, str | int | bool] = {
+        "bootstrap.servers": bootstrap_servers,
+        "enable.idempotence": True,
+        "acks": "all",
+        "linger.ms": 5,
+    }
+    config.update(producer_config or {})
+    producer = Producer(config)
+    positions: list[tuple[int, int] | None] = []
+    errors: list[KafkaError] = []
+
+    def delivered(index: int) -> Callable[[KafkaError | None, Message], None]:
+        def callback(error: KafkaError | None, message: Message) -> None:
+            if error is not None:
+                errors.append(error)
+            else:
+                positions[index] = (_known(message.partition()), _known(message.offset()))
+
+        return callback
+
+    for index, record in enumerate(records):
+        positions.append(None)
+        while True:
+            try:
+                producer.produce(
+                    topic,
+                    value=record.value,
+                    key=record.key,
+                    # librdkafka's "not given": the partitioner, and the current time.
+                    partition=-1 if record.partition is None else record.partition,
+                    timestamp=0 if record.timestamp_ms is None else record.timestamp_ms,
+                    headers=list(record.headers) or None,
+                    on_delivery=delivered(index),
+                )
+                break
+            except BufferError:
+                # The local queue is full: let deliveries drain it, then retry this record.
+                producer.poll(0.1)
+    remaining = producer.flush(timeout_s)
+    if errors:
+        raise KafkaException(errors[0])
+    if remaining:
+        msg = f"{remaining} records to {topic!r} were not acknowledged within {timeout_s} s"
+        raise TimeoutError(msg)
+    return [position for position in positions if position is not None]
+
+
+def read_all(
+    bootstrap_servers: str,
+    topic: str,
+    isolation_level: Literal["read_committed", "read_uncommitted"] = "read_committed",
+    timeout_s: float = 30.0,
+) -> list[ConsumedRecord]:
+    """Read every partition of ``topic`` from its first offset to its current end.
+
+    The end is where the broker reports end-of-partition: the high watermark, or under
+    ``read_committed`` the last stable offset, after any aborted records and transaction
+    markers. Records come back sorted by ``(partition, offset)``.
+    """
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    described = admin.list_topics(topic=topic, timeout=timeout_s).topics[topic]
+    if described.error is not None:
+        raise KafkaException(described.error)
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap_servers,
+            "group.id": f"read-all-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "isolation.level": isolation_level,
+        }
+    )
+    try:
+        partitions = sorted(described.partitions)
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        at_end: set[int] = set()
+        records: list[ConsumedRecord] = []
+        deadline = time.monotonic() + timeout_s
+        while len(at_end) < len(partitions):
+            if time.monotonic() > deadline:
+                missing = sorted(set(partitions) - at_end)
+                msg = f"partitions {missing} of {topic!r} did not reach their end in {timeout_s} s"
+                raise TimeoutError(msg)
+            message = consumer.poll(0.2)
+            if message is None:
+                continue
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    at_end.add(_known(message.partition()))
+                    continue
+                raise KafkaException(error)
+            records.append(
+                ConsumedRecord(
+                    partition=_known(message.partition()),
+                    offset=_known(message.offset()),
+                    key=message.key(),
+                    value=message.value(),
+                    headers=_headers(message.headers()),
+                    timestamp_ms=message.timestamp()[1],
+                )
+            )
+        return sorted(records, key=lambda record: record.position)
+    finally:
+        consumer.close()
+
+
+def _headers(
+    raw: list[tuple[str, str | bytes | None]] | dict[str, str | bytes | None] | None,
+) -> tuple[Header, ...]:
+    """Return headers as ``(name, bytes or None)`` pairs, in the order the record holds them."""
+    pairs = list(raw.items()) if isinstance(raw, dict) else list(raw or ())
+    return tuple(
+        (name, value.encode() if isinstance(value, str) else value) for name, value in pairs
+    )
+
+
+def _known(number: int | None) -> int:
+    """Narrow a partition or offset that librdkafka always sets on delivered records."""
+    if number is None:
+        msg = "a delivered record has no partition or offset"
+        raise KafkaException(msg)
+    return number
+
+
+def delete_topic(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> None:
+    """Delete ``topic`` and wait until metadata no longer lists it."""
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    futures = admin.delete_topics([topic], operation_timeout=timeout_s)
+    futures[topic].result(timeout=timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if topic not in admin.list_topics(timeout=timeout_s).topics:
+            return
+        time.sleep(0.05)
+    msg = f"topic {topic!r} was still listed {timeout_s} s after its deletion"
+    raise TimeoutError(msg)

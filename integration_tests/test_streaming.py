@@ -1,0 +1,113 @@
+"""Streaming end to end: readStream from a real broker into a Parquet sink with a checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from integration_tests.kafka_helpers import Record, create_topic, produce
+from integration_tests.spark_helpers import OUR_FORMAT, offset_log, run_available_now
+
+BASE_MS = 1_763_700_000_000
+
+
+def sample_records(count: int) -> list[Record]:
+    """Records with every field exercised: null keys, tombstones, headers, explicit times."""
+    records = []
+    for i in range(count):
+        headers = (("trace", f"t{i}".encode()), ("n", None)) if i % 3 == 0 else ()
+        records.append(
+            Record(
+                value=None if i % 17 == 0 else f"value-{i}".encode(),
+                key=None if i % 5 == 0 else f"key-{i}".encode(),
+                headers=headers,
+                timestamp_ms=BASE_MS + i * 1000,
+                partition=i % 4,
+            )
+        )
+    return records
+
+
+def test_available_now_reads_every_record_once(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=4)
+    records = sample_records(400)
+    positions = produce(kafka_bootstrap, topic_name, records)
+    expected = {
+        (partition, offset): record for (partition, offset), record in zip(positions, records)
+    }
+
+    stream = (
+        spark.readStream.format(OUR_FORMAT)
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("subscribe", topic_name)
+        .option("startingOffsets", "earliest")
+        .option("includeHeaders", "true")
+        .load()
+        .selectExpr("*", "unix_millis(timestamp) AS timestamp_ms")
+    )
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    query = (
+        stream.writeStream.format("parquet")
+        .option("path", str(output))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
+    run_available_now(query)
+
+    rows = spark.read.parquet(str(output)).collect()
+    seen = [(row.partition, row.offset) for row in rows]
+    assert len(seen) == len(set(seen)), "a record was read twice"
+    assert set(seen) == set(expected)
+    for row in rows:
+        record = expected[(row.partition, row.offset)]
+        assert row.topic == topic_name
+        assert row.key == record.key
+        assert row.value == record.value
+        assert row.timestamp_ms == record.timestamp_ms
+        assert row.timestampType == 0
+        headers = [(h.key, h.value) for h in row.headers] if row.headers is not None else []
+        assert headers == list(record.headers)
+
+    documents = offset_log(checkpoint)
+    last = documents[max(documents)]
+    assert last["version"] == 1
+    assert len(last["slots"]) == 4, "default parallelism is one slot per partition"
+    owned = [(topic, int(p), o) for slot in last["slots"] for topic, ps in slot.items() for p, o in ps.items()]
+    assert sorted(owned) == [(topic_name, p, 100) for p in range(4)]
+
+
+def test_new_records_are_read_by_the_next_run(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=3)
+    first = produce(kafka_bootstrap, topic_name, [Record(value=b"a%d" % i) for i in range(90)])
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+
+    def run(parallelism: str) -> None:
+        query = (
+            spark.readStream.format(OUR_FORMAT)
+            .option("kafka.bootstrap.servers", kafka_bootstrap)
+            .option("subscribe", topic_name)
+            .option("startingOffsets", "earliest")
+            .option("parallelism", parallelism)
+            .load()
+            .writeStream.format("parquet")
+            .option("path", str(output))
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start()
+        )
+        run_available_now(query)
+
+    run("2")
+    second = produce(kafka_bootstrap, topic_name, [Record(value=b"b%d" % i) for i in range(60)])
+    run("3")
+    rows = spark.read.parquet(str(output)).select("partition", "offset").collect()
+    seen = [(row.partition, row.offset) for row in rows]
+    assert sorted(seen) == sorted(first + second)
+    last = offset_log(checkpoint)[max(offset_log(checkpoint))]
+    assert len(last["slots"]) == 3 and all(last["slots"]), "every slot owns a partition"
