@@ -122,6 +122,7 @@ def resolve_jars(
     cache_dir: Path | None = None,
     *,
     tool: Tool = "auto",
+    transitive: bool = True,
 ) -> list[Path]:
     """Return the jars of ``coordinates`` and all their runtime dependencies, downloading once.
 
@@ -137,6 +138,9 @@ def resolve_jars(
         ``"maven"`` or ``"ivy"`` to force one resolver; ``"auto"`` uses Maven when ``mvn`` is on
         ``PATH`` and falls back to Ivy if Maven fails, since a broken local Maven setup should
         not stop a user who has Java.
+    transitive
+        ``False`` fetches exactly the listed artifacts: for a set pinned by hand, when a
+        published dependency is missing from Maven Central.
 
     Returns
     -------
@@ -156,7 +160,7 @@ def resolve_jars(
     if tool not in ("auto", "maven", "ivy"):
         msg = f"tool must be 'auto', 'maven' or 'ivy', got {tool!r}"
         raise ValueError(msg)
-    target = cache_dir if cache_dir is not None else _default_cache_dir(wanted)
+    target = cache_dir if cache_dir is not None else _default_cache_dir(wanted, transitive)
 
     cached = _read_marker(target, wanted)
     if cached is not None:
@@ -168,7 +172,7 @@ def resolve_jars(
         cached = _read_marker(target, wanted)
         if cached is not None:
             return cached
-        names = _resolve_into(target, wanted, tool)
+        names = _resolve_into(target, wanted, tool, transitive)
         _write_marker(target, wanted, names)
     return [target / name for name in names]
 
@@ -188,8 +192,9 @@ def _validated(coordinates: Sequence[str]) -> tuple[str, ...]:
     return wanted
 
 
-def _default_cache_dir(wanted: tuple[str, ...]) -> Path:
-    digest = hashlib.sha256("\n".join(wanted).encode()).hexdigest()[:16]
+def _default_cache_dir(wanted: tuple[str, ...], transitive: bool) -> Path:
+    key = "\n".join(wanted) + ("" if transitive else "\nintransitive")
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return default_cache_root() / "jars" / digest
 
 
@@ -230,7 +235,9 @@ def _exclusive_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _resolve_into(target: Path, wanted: tuple[str, ...], tool: Tool) -> list[str]:
+def _resolve_into(
+    target: Path, wanted: tuple[str, ...], tool: Tool, transitive: bool
+) -> list[str]:
     """Download into a fresh folder inside ``target``, then move the jars up by name.
 
     Files left by an earlier, interrupted attempt stay harmless: only the names returned here
@@ -248,7 +255,7 @@ def _resolve_into(target: Path, wanted: tuple[str, ...], tool: Tool) -> list[str
             resolvers.append(_resolve_with_ivy)
         for resolver in resolvers:
             try:
-                resolver(wanted, work_dir, output_dir)
+                resolver(wanted, work_dir, output_dir, transitive)
             except JarResolutionError as error:
                 failures.append(error)
                 shutil.rmtree(output_dir)
@@ -265,13 +272,15 @@ def _resolve_into(target: Path, wanted: tuple[str, ...], tool: Tool) -> list[str
         raise JarResolutionError(msg, failures[-1].output_tail)
 
 
-def _resolve_with_maven(wanted: tuple[str, ...], work_dir: Path, output_dir: Path) -> None:
+def _resolve_with_maven(
+    wanted: tuple[str, ...], work_dir: Path, output_dir: Path, transitive: bool
+) -> None:
     mvn = shutil.which("mvn")
     if mvn is None:
         msg = "'mvn' is not on PATH"
         raise JarResolutionError(msg)
     pom = work_dir / "pom.xml"
-    pom.write_text(_pom_xml(wanted), encoding="utf-8")
+    pom.write_text(_pom_xml(wanted, transitive), encoding="utf-8")
     command = [
         mvn,
         "-q",
@@ -286,7 +295,9 @@ def _resolve_with_maven(wanted: tuple[str, ...], work_dir: Path, output_dir: Pat
     _run_resolver("Maven", command, wanted, output_dir, cwd=work_dir)
 
 
-def _resolve_with_ivy(wanted: tuple[str, ...], work_dir: Path, output_dir: Path) -> None:
+def _resolve_with_ivy(
+    wanted: tuple[str, ...], work_dir: Path, output_dir: Path, transitive: bool
+) -> None:
     try:
         java = find_java()
     except FileNotFoundError as error:
@@ -297,7 +308,7 @@ def _resolve_with_ivy(wanted: tuple[str, ...], work_dir: Path, output_dir: Path)
     # a deleted jar folder) then downloads only what is new.
     settings.write_text(_ivy_settings_xml(default_cache_root() / "ivy"), encoding="utf-8")
     module = work_dir / "ivy.xml"
-    module.write_text(_ivy_module_xml(wanted), encoding="utf-8")
+    module.write_text(_ivy_module_xml(wanted, transitive), encoding="utf-8")
     command = [
         java,
         "-jar",
@@ -385,12 +396,19 @@ def _split(coordinate: str) -> tuple[str, str, str]:
     return group, artifact, version
 
 
-def _pom_xml(wanted: tuple[str, ...]) -> str:
+def _pom_xml(wanted: tuple[str, ...], transitive: bool = True) -> str:
+    exclusions = (
+        ""
+        if transitive
+        else "<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId>"
+        "</exclusion></exclusions>"
+    )
     dependencies = "\n".join(
         "    <dependency>"
         f"<groupId>{escape(group)}</groupId>"
         f"<artifactId>{escape(artifact)}</artifactId>"
         f"<version>{escape(version)}</version>"
+        f"{exclusions}"
         "</dependency>"
         for group, artifact, version in map(_split, wanted)
     )
@@ -417,10 +435,11 @@ def _pom_xml(wanted: tuple[str, ...]) -> str:
 """
 
 
-def _ivy_module_xml(wanted: tuple[str, ...]) -> str:
+def _ivy_module_xml(wanted: tuple[str, ...], transitive: bool = True) -> str:
     dependencies = "\n".join(
         f"    <dependency org={quoteattr(group)} name={quoteattr(artifact)}"
-        f' rev={quoteattr(version)} conf="default->default"/>'
+        f' rev={quoteattr(version)} conf="default->default"'
+        f' transitive="{str(transitive).lower()}"/>'
         for group, artifact, version in map(_split, wanted)
     )
     return f"""<ivy-module version="2.0">

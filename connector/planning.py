@@ -48,6 +48,8 @@ def read_settings(options: KafkaSourceOptions) -> RangeReadSettings:
     """Executor consumer settings; the group id follows Spark's naming for generated groups."""
     group = options.group_id or f"{options.group_id_prefix}-{uuid.uuid4()}-executor"
     config = {
+        # Java's default, and so Spark's; librdkafka alone would default to read_committed.
+        "isolation.level": "read_uncommitted",
         **options.kafka_settings,
         "bootstrap.servers": options.bootstrap_servers,
         "group.id": group,

@@ -1,7 +1,7 @@
 """Fixtures shared by the integration tests: a real broker and a real Spark session.
 
 The broker fixture lives in ``kafka_fixtures``; the Spark session here puts Spark's built-in
-Kafka source (``spark-sql-kafka-0-10`` for the installed Spark, from Maven Central) on the
+Kafka source (``spark-sql-kafka-0-10`` from Maven Central, see ``reference_source``) on the
 classpath, so tests can run it side by side with ours as the reference.
 """
 
@@ -11,14 +11,12 @@ import os
 import sys
 from collections.abc import Iterator
 
-import pyspark
 import pytest
 from pyspark.sql import SparkSession
 
 from connector import KafkaSource
 from integration_tests.kafka_fixtures import kafka_bootstrap, topic_name  # noqa: F401
-
-SPARK_KAFKA_PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"
+from integration_tests.reference_source import builtin_kafka_source_jars
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -33,11 +31,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     """One ``local[2]`` session for the whole run, with both Kafka sources available."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     warehouse = tmp_path_factory.mktemp("warehouse")
     session = (
         SparkSession.builder.master("local[2]")
         .appName("kafka-rescalable-tests")
-        .config("spark.jars.packages", SPARK_KAFKA_PACKAGE)
+        .config("spark.jars", ",".join(str(jar) for jar in builtin_kafka_source_jars()))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.ui.enabled", "false")

@@ -41,11 +41,13 @@ def error_text(spark: SparkSession, mode: str, bootstrap: str, options: dict[str
         query = reader.options(**options).load().writeStream.format("noop").start()
     except Exception as exc:  # some errors surface when the query is planned
         return str(exc)
-    query.awaitTermination(120)
-    error = query.exception()
-    query.stop()
-    assert error is not None, "the query should have failed"
-    return str(error)
+    try:
+        query.awaitTermination(120)
+    except Exception as exc:  # awaitTermination re-raises the query's failure
+        return str(exc)
+    finally:
+        query.stop()
+    raise AssertionError("the query should have failed")
 
 
 @pytest.mark.parametrize(("options", "mode", "option", "words"), CASES)
