@@ -6,8 +6,10 @@
 """
 
 from connector.errors import (
+    BrokerStartError,
     DataLossError,
     InvalidOptionError,
+    JarResolutionError,
     KafkaMetadataError,
     KafkaReadError,
     KafkaSourceError,
@@ -16,8 +18,10 @@ from connector.errors import (
 from connector.source import KafkaSource
 
 __all__ = [
+    "BrokerStartError",
     "DataLossError",
     "InvalidOptionError",
+    "JarResolutionError",
     "KafkaMetadataError",
     "KafkaReadError",
     "KafkaSource",

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
-from connector.errors import KafkaSourceError
+from connector.errors import JarResolutionError
 
 __all__ = [
     "CACHE_ENV_VAR",
@@ -65,22 +65,6 @@ _COORDINATE = re.compile(r"^[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-+]+$
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 Tool = Literal["auto", "maven", "ivy"]
-
-
-class JarResolutionError(KafkaSourceError):
-    """Maven artifacts could not be downloaded (no network, unknown coordinate, no Java).
-
-    Parameters
-    ----------
-    message
-        What failed, followed by the last lines the resolver printed.
-    output_tail
-        Those last lines alone, kept for callers that want to show them differently.
-    """
-
-    def __init__(self, message: str, output_tail: str = "") -> None:
-        self.output_tail = output_tail
-        super().__init__(message)
 
 
 def default_cache_root() -> Path:

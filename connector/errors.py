@@ -7,6 +7,8 @@ that raised them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = [
     "KafkaSourceError",
     "InvalidOptionError",
@@ -14,6 +16,8 @@ __all__ = [
     "KafkaMetadataError",
     "DataLossError",
     "KafkaReadError",
+    "JarResolutionError",
+    "BrokerStartError",
 ]
 
 
@@ -68,4 +72,39 @@ class KafkaReadError(KafkaSourceError):
 
     def __init__(self, message: str, kafka_error: object | None = None) -> None:
         self.kafka_error = kafka_error
+        super().__init__(message)
+
+
+class JarResolutionError(KafkaSourceError):
+    """Maven artifacts could not be downloaded (no network, unknown coordinate, no Java).
+
+    Parameters
+    ----------
+    message
+        What failed, followed by the last lines the resolver printed.
+    output_tail
+        Those last lines alone, kept for callers that want to show them differently.
+    """
+
+    def __init__(self, message: str, output_tail: str = "") -> None:
+        self.output_tail = output_tail
+        super().__init__(message)
+
+
+class BrokerStartError(KafkaSourceError):
+    """The local broker could not be formatted or started, or did not answer in time.
+
+    Parameters
+    ----------
+    message
+        What failed, the command, and the last lines of the broker's log.
+    log_tail
+        Those log lines alone.
+    command
+        The command that was run.
+    """
+
+    def __init__(self, message: str, log_tail: str = "", command: Sequence[str] = ()) -> None:
+        self.log_tail = log_tail
+        self.command = tuple(command)
         super().__init__(message)

@@ -51,7 +51,7 @@ from connector._jars import (
     find_java,
     resolve_jars,
 )
-from connector.errors import KafkaSourceError
+from connector.errors import BrokerStartError
 
 __all__ = ["DEFAULT_JVM_OPTIONS", "BrokerStartError", "LocalKafka", "main"]
 
@@ -83,25 +83,6 @@ _CONFIG_DUMP_LINE = re.compile(r"^\t[\w.\-]+ = ")
 # test run interrupted between fixture setup and teardown leaves no JVM behind.
 _RUNNING: set[LocalKafka] = set()
 _RUNNING_LOCK = threading.Lock()
-
-
-class BrokerStartError(KafkaSourceError):
-    """The local broker could not be formatted or started, or did not answer in time.
-
-    Parameters
-    ----------
-    message
-        What failed, the command, and the last lines of the broker's log.
-    log_tail
-        Those log lines alone.
-    command
-        The command that was run.
-    """
-
-    def __init__(self, message: str, log_tail: str = "", command: Sequence[str] = ()) -> None:
-        self.log_tail = log_tail
-        self.command = tuple(command)
-        super().__init__(message)
 
 
 class _PortTaken(Exception):

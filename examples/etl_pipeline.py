@@ -10,12 +10,14 @@ creates the topic ``shop-events`` with 4 partitions and produces sample events i
 them malformed or duplicated on purpose. The streaming query then reads the topic with
 ``kafka-rescalable`` (``Trigger.AvailableNow``), parses the JSON, drops malformed events and
 duplicates, and appends the clean rows to Parquet with a checkpoint, so a second run with the
-same ``--output`` only processes new events.
+same ``--output`` and ``--bootstrap`` only processes new events. With the embedded broker, which
+is new on every run, an old ``--output`` folder is deleted first.
 
 Expected output (numbers depend on ``--events``)::
 
-    Produced 2000 events (20 malformed, 40 duplicates) to shop-events on 127.0.0.1:PORT
+    Produced 2040 events (20 malformed, 40 duplicates) to shop-events on 127.0.0.1:PORT
     Wrote 1980 clean events to output/etl/events (checkpoint: output/etl/checkpoint)
+    Source offsets (slots document): {"version": 1, "slots": [{"shop-events": {"0": 520}}, ...]}
     +--------+-----+------------+
     |action  |count|total_amount|
     ...
@@ -28,6 +30,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,7 +42,7 @@ from pyspark.sql.types import DoubleType, StringType, StructField, StructType, T
 from connector import KafkaSource
 from connector.local_kafka import LocalKafka
 
-TOPIC = "shop-events"
+DEFAULT_TOPIC = "shop-events"
 ACTIONS = ("view", "add_to_cart", "purchase", "refund")
 
 EVENT_SCHEMA = StructType(
@@ -74,20 +77,19 @@ def sample_events(count: int, seed: int = 7) -> Iterator[tuple[bytes, bytes]]:
             yield user.encode(), payload  # an at-least-once producer's retry
 
 
-def produce_sample_events(bootstrap: str, count: int, partitions: int = 4) -> int:
+def produce_sample_events(bootstrap: str, topic: str, count: int, partitions: int = 4) -> int:
     """Create the topic if needed and produce the sample events; returns the records sent."""
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    if TOPIC not in admin.list_topics(timeout=30).topics:
-        admin.create_topics([NewTopic(TOPIC, num_partitions=partitions, replication_factor=1)])[
-            TOPIC
-        ].result(timeout=30)
+    if topic not in admin.list_topics(timeout=30).topics:
+        new_topic = NewTopic(topic, num_partitions=partitions, replication_factor=1)
+        admin.create_topics([new_topic])[topic].result(timeout=30)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
     sent = 0
     for key, value in sample_events(count):
-        producer.produce(TOPIC, key=key, value=value)
+        producer.produce(topic, key=key, value=value)
         producer.poll(0)
         sent += 1
     producer.flush(30)
@@ -114,13 +116,13 @@ def clean_events(raw: DataFrame) -> DataFrame:
     )
 
 
-def run_pipeline(spark: SparkSession, bootstrap: str, output: Path) -> int:
+def run_pipeline(spark: SparkSession, bootstrap: str, topic: str, output: Path) -> int:
     """Run the query to the end of what is in the topic; returns the clean rows on disk."""
     spark.dataSource.register(KafkaSource)
     raw = (
         spark.readStream.format("kafka-rescalable")
         .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", TOPIC)
+        .option("subscribe", topic)
         .option("startingOffsets", "earliest")
         .load()
     )
@@ -136,6 +138,13 @@ def run_pipeline(spark: SparkSession, bootstrap: str, output: Path) -> int:
     if query.exception() is not None:
         raise RuntimeError(f"the query failed: {query.exception()}")
     return spark.read.parquet(str(output / "events")).count()
+
+
+def last_offsets(checkpoint: Path) -> str:
+    """The source's offset document of the last batch, as Spark wrote it in the checkpoint."""
+    batches = [p for p in (checkpoint / "offsets").iterdir() if p.name.isdigit()]
+    latest = max(batches, key=lambda p: int(p.name))
+    return latest.read_text().splitlines()[-1]
 
 
 @contextlib.contextmanager
@@ -154,27 +163,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"))
     parser.add_argument("--output", type=Path, default=Path("output/etl"))
     parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--topic", default=DEFAULT_TOPIC)
     args = parser.parse_args(argv)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if args.bootstrap is None and args.output.exists():
+        # A new embedded broker holds a new topic: the old checkpoint's offsets mean nothing.
+        shutil.rmtree(args.output)
     with kafka_for(args.bootstrap) as bootstrap:
-        sent = produce_sample_events(bootstrap, args.events)
+        sent = produce_sample_events(bootstrap, args.topic, args.events)
         malformed = args.events // 100
         duplicates = sent - args.events
         print(f"Produced {sent} events ({malformed} malformed, {duplicates} duplicates) "
-              f"to {TOPIC} on {bootstrap}")
+              f"to {args.topic} on {bootstrap}")
         spark = (
             SparkSession.builder.master(args.master)
             .appName("kafka-rescalable-etl")
             .config("spark.sql.shuffle.partitions", "4")
             .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.ui.showConsoleProgress", "false")
             .getOrCreate()
         )
         spark.sparkContext.setLogLevel("WARN")
         try:
-            written = run_pipeline(spark, bootstrap, args.output)
+            written = run_pipeline(spark, bootstrap, args.topic, args.output)
             print(f"Wrote {written} clean events to {args.output / 'events'} "
                   f"(checkpoint: {args.output / 'checkpoint'})")
+            print(f"Source offsets (slots document): {last_offsets(args.output / 'checkpoint')}")
             events = spark.read.parquet(str(args.output / "events"))
             events.groupBy("action").agg(
                 F.count("*").alias("count"), F.round(F.sum("amount"), 2).alias("total_amount")
