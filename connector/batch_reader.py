@@ -10,7 +10,12 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from connector.errors import InvalidOptionError
 from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
 from connector.options import AssignPartitions, KafkaSourceOptions
-from connector.planning import plan_input_partitions, read_input_partition, read_settings
+from connector.planning import (
+    plan_input_partitions,
+    read_input_partition,
+    read_settings,
+    slot_count,
+)
 from connector.positions import resolve_bound
 from state import OffsetState, PartitionOffset, rebalance
 
@@ -44,7 +49,7 @@ class KafkaBatchReader(DataSourceReader):
                     f"offset {start[tp]}; the end must not precede the start"
                 )
                 raise InvalidOptionError("endingOffsets", msg)
-        slots = options.parallelism or max(1, len(live))
+        slots = slot_count(options, len(live))
         sub_states = [PartitionOffset(tp.topic, tp.partition, start[tp]) for tp in live]
         start_state = rebalance(OffsetState.of([]), slots, sub_states).state
         return plan_input_partitions(start_state, start_state.with_offsets(end), options)

@@ -51,6 +51,7 @@ _KNOWN_OPTIONS = {
         "failOnDataLoss",
         "includeHeaders",
         "parallelism",
+        "parallelismUiUrl",
         "minPartitions",
         "maxRecordsPerPartition",
         "maxOffsetsPerTrigger",
@@ -150,6 +151,8 @@ class KafkaSourceOptions:
     fail_on_data_loss: bool = True
     include_headers: bool = False
     parallelism: int | None = None
+    auto_parallelism: bool = False
+    parallelism_ui_url: str | None = None
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
     max_offsets_per_trigger: int | None = None
@@ -197,7 +200,9 @@ def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
         ending=ending,
         fail_on_data_loss=_parse_bool(raw, "failOnDataLoss", True),
         include_headers=_parse_bool(raw, "includeHeaders", False),
-        parallelism=_parse_positive_int(raw, "parallelism"),
+        parallelism=_parse_parallelism(raw),
+        auto_parallelism=raw.get("parallelism", "").strip().lower() == "auto",
+        parallelism_ui_url=raw.get("parallelismuiurl") or None,
         min_partitions=_parse_positive_int(raw, "minPartitions"),
         max_records_per_partition=_parse_positive_int(raw, "maxRecordsPerPartition"),
         max_offsets_per_trigger=_parse_positive_int(raw, "maxOffsetsPerTrigger"),
@@ -342,6 +347,18 @@ def _parse_bound(
             msg = f"{tp.topic}-{tp.partition} is not part of the subscription {subscription.describe()}"
             raise InvalidOptionError(name, msg)
     return OffsetBound("specific", specific)
+
+
+def _parse_parallelism(raw: Mapping[str, str]) -> int | None:
+    """A slot count, or ``auto`` (returned as ``None``: counted at each batch boundary)."""
+    value = raw.get("parallelism")
+    if value is not None and value.strip().lower() == "auto":
+        return None
+    try:
+        return _parse_positive_int(raw, "parallelism")
+    except InvalidOptionError:
+        msg = f"{value!r} is not valid; use a positive integer or 'auto'"
+        raise InvalidOptionError("parallelism", msg) from None
 
 
 def _parse_bool(raw: Mapping[str, str], name: str, default: bool) -> bool:

@@ -10,11 +10,19 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
+from connector.cluster_cores import application_cores
 from connector.options import KafkaSourceOptions
 from connector.range_reader import RangeReadSettings, read_ranges
 from state import OffsetRange, OffsetState, plan_tasks
 
-__all__ = ["KafkaInputPartition", "plan_input_partitions", "read_input_partition", "read_settings"]
+__all__ = [
+    "KafkaInputPartition",
+    "describe_assignment",
+    "plan_input_partitions",
+    "read_input_partition",
+    "read_settings",
+    "slot_count",
+]
 
 _log = logging.getLogger("connector")
 
@@ -42,6 +50,32 @@ def plan_input_partitions(
         max_records_per_partition=options.max_records_per_partition,
     )
     return [KafkaInputPartition(task.slot, tuple(task.ranges)) for task in tasks]
+
+
+def slot_count(options: KafkaSourceOptions, partition_count: int, current_slots: int = 0) -> int:
+    """How many reader slots the next batch has.
+
+    A number given as ``parallelism`` wins. ``auto`` follows the application's executor
+    cores; when they cannot be read, the current slot count stays (one slot per partition
+    for a new query), with a warning. Unset means one slot per partition, as Spark's built-in
+    source has one task per partition.
+    """
+    if options.parallelism is not None:
+        return options.parallelism
+    fallback = current_slots or max(1, partition_count)
+    if not options.auto_parallelism:
+        return max(1, partition_count)
+    cores = application_cores(options.parallelism_ui_url)
+    if cores is None:
+        _log.warning(
+            "parallelism=auto: the driver's REST API gave no executor cores (is spark.ui.enabled "
+            "false? set 'parallelismUiUrl' if the UI is elsewhere); keeping %d reader slots",
+            fallback,
+        )
+        return fallback
+    if cores != current_slots:
+        _log.info("parallelism=auto: the application has %d cores, using %d reader slots", cores, cores)
+    return cores
 
 
 def read_settings(options: KafkaSourceOptions) -> RangeReadSettings:

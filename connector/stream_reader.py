@@ -28,6 +28,7 @@ from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing
 from connector.options import AssignPartitions, KafkaSourceOptions
 from connector.planning import (
     describe_assignment,
+    slot_count,
     plan_input_partitions,
     read_input_partition,
     read_settings,
@@ -64,9 +65,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._metadata = KafkaMetadata(self._options)
         return self._metadata
 
-    def _slot_count(self, partition_count: int) -> int:
-        """``parallelism`` when set, else one slot per partition like Spark's built-in source."""
-        return self._options.parallelism or max(1, partition_count)
+    def _slot_count(self, partition_count: int, current_slots: int = 0) -> int:
+        """The slot count for the next batch (see :func:`connector.planning.slot_count`)."""
+        return slot_count(self._options, partition_count, current_slots)
 
     def initialOffset(self) -> dict:
         """Resolve ``startingOffsets`` for the partitions that exist when the query starts."""
@@ -113,7 +114,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         sub_states = [
             PartitionOffset(tp.topic, tp.partition, known.get(tp, joining.get(tp, 0))) for tp in live
         ]
-        result = rebalance(current, self._slot_count(len(live)), sub_states, weights)
+        slots = self._slot_count(len(live), current.num_slots)
+        result = rebalance(current, slots, sub_states, weights)
         if result.moved or result.added or result.removed or (
             result.state.num_slots != current.num_slots
         ):

@@ -25,6 +25,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, NewTopic
 
 __all__ = [
+    "BackgroundProducer",
     "ConsumedRecord",
     "Record",
     "create_topic",
@@ -293,3 +294,77 @@ def delete_topic(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) ->
         time.sleep(0.05)
     msg = f"topic {topic!r} was still listed {timeout_s} s after its deletion"
     raise TimeoutError(msg)
+
+
+class BackgroundProducer:
+    """Keeps producing to every partition of a topic from a thread until stopped.
+
+    Used to show that stopping, rescaling and restarting a query loses and duplicates nothing
+    while data keeps arriving. Bounded: at most ``max_records`` records, ``batch`` every
+    ``interval_s``. ``positions`` holds the acknowledged ``(partition, offset)`` of each record.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        partitions: int,
+        batch: int = 40,
+        interval_s: float = 0.1,
+        max_records: int = 200_000,
+    ) -> None:
+        import threading
+
+        self._producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 5})
+        self._topic = topic
+        self._partitions = partitions
+        self._batch = batch
+        self._interval_s = interval_s
+        self._max_records = max_records
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._positions: list[tuple[int, int]] = []
+        self._errors: list[KafkaError] = []
+        self._thread = threading.Thread(target=self._run, name=f"produce-{topic}", daemon=True)
+
+    def __enter__(self) -> BackgroundProducer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _delivered(self, error: KafkaError | None, message: Message) -> None:
+        with self._lock:
+            if error is not None:
+                self._errors.append(error)
+            else:
+                self._positions.append((message.partition(), message.offset()))
+
+    def _run(self) -> None:
+        sent = 0
+        while not self._stop.is_set() and sent < self._max_records:
+            for _ in range(self._batch):
+                self._producer.produce(
+                    self._topic,
+                    value=b"bg-%d" % sent,
+                    partition=sent % self._partitions,
+                    on_delivery=self._delivered,
+                )
+                sent += 1
+            self._producer.poll(0)
+            self._stop.wait(self._interval_s)
+        self._producer.flush(30)
+
+    def stop(self) -> list[tuple[int, int]]:
+        """Stop, wait for every acknowledgement, and return all positions produced."""
+        self._stop.set()
+        self._thread.join(60)
+        if self._errors:
+            raise KafkaException(self._errors[0])
+        return self.positions
+
+    @property
+    def positions(self) -> list[tuple[int, int]]:
+        with self._lock:
+            return sorted(self._positions)

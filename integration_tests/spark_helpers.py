@@ -51,3 +51,54 @@ def wait_until(condition, what: str, timeout_s: float = 120.0, interval_s: float
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
         time.sleep(interval_s)
+
+
+def start_parquet_stream(
+    spark: SparkSession,
+    bootstrap: str,
+    subscribe: str,
+    output: Path,
+    checkpoint: Path,
+    available_now: bool = False,
+    **options: str,
+) -> StreamingQuery:
+    """Our source from the earliest offsets into a Parquet sink (exactly-once by its log)."""
+    reader = (
+        spark.readStream.format(OUR_FORMAT)
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", subscribe)
+        .option("startingOffsets", "earliest")
+    )
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    writer = (
+        reader.load()
+        .writeStream.format("parquet")
+        .option("path", str(output))
+        .option("checkpointLocation", str(checkpoint))
+    )
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime="500 milliseconds")
+    return writer.start()
+
+
+def committed_batches(checkpoint: Path) -> int:
+    """How many micro-batches the sink has committed (files in ``commits/``)."""
+    commits = checkpoint / "commits"
+    return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.exists() else 0
+
+
+def slots_of(document: dict) -> list[set[tuple[str, int]]]:
+    """The topic-partitions each slot owns in a slots document."""
+    return [
+        {(topic, int(p)) for topic, partitions in slot.items() for p in partitions}
+        for slot in document["slots"]
+    ]
+
+
+def read_positions(spark: SparkSession, output: Path) -> list[tuple[int, int]]:
+    """Every ``(partition, offset)`` in a Parquet sink's output, duplicates kept, sorted."""
+    rows = spark.read.parquet(str(output)).select("partition", "offset").collect()
+    return sorted((row.partition, row.offset) for row in rows)

@@ -137,3 +137,12 @@ def test_bad_options_name_the_option(options: dict, mode: str, option: str, word
 def test_java_only_settings_have_their_own_class() -> None:
     with pytest.raises(UnsupportedKafkaSettingError):
         parse_options(lower({**BASE, "kafka.auto.offset.reset": "latest"}), "stream")
+
+
+def test_parallelism_auto() -> None:
+    parsed = parse_options(lower({**BASE, "parallelism": "AUTO"}), "stream")
+    assert parsed.auto_parallelism is True and parsed.parallelism is None
+    parsed = parse_options(lower({**BASE, "parallelism": "6"}), "stream")
+    assert parsed.auto_parallelism is False and parsed.parallelism == 6
+    with pytest.raises(InvalidOptionError, match="positive integer or 'auto'"):
+        parse_options(lower({**BASE, "parallelism": "lots"}), "stream")
