@@ -163,7 +163,9 @@ def _skip_lost_records(
         finish(tp)  # type: ignore[operator]
         return
     remaining[tp] = OffsetRange(tp.topic, tp.partition, lost_until, offset_range.until)
-    consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, lost_until))  # type: ignore[attr-defined]
+    # After an out-of-range error librdkafka refuses seek(); assigning anew restarts the fetch.
+    consumer.incremental_unassign([KafkaTopicPartition(tp.topic, tp.partition)])  # type: ignore[attr-defined]
+    consumer.incremental_assign([KafkaTopicPartition(tp.topic, tp.partition, lost_until)])  # type: ignore[attr-defined]
 
 
 def _report_truncation(offset_range: OffsetRange, log_end: int, settings: RangeReadSettings) -> None:
