@@ -15,26 +15,31 @@ answer, :func:`application_cores` returns ``None`` and the caller keeps its slot
 from __future__ import annotations
 
 import json
-import logging
 import os
-import urllib.error
 import urllib.request
 from pathlib import Path
 
 __all__ = ["application_cores", "driver_ui_urls"]
 
-_log = logging.getLogger("connector")
 _TIMEOUT_S = 2.0
+
+
+_found_ui: str | None = None  # the driver UI that answered last; the process serves one query
 
 
 def application_cores(ui_url: str | None = None) -> int | None:
     """Total executor cores of the application whose driver serves ``ui_url``.
 
-    With ``ui_url`` ``None``, the parent JVM's own UI is looked up (see module doc).
+    With ``ui_url`` ``None``, the driver JVM's own UI is looked up (see module doc) and
+    remembered, so later batch boundaries cost one request, not a scan.
     """
-    for url in [ui_url] if ui_url else driver_ui_urls():
+    global _found_ui
+    candidates = [ui_url] if ui_url else ([_found_ui] if _found_ui else []) + driver_ui_urls()
+    for url in candidates:
         cores = _cores_from(url.rstrip("/"))
         if cores is not None:
+            if not ui_url:
+                _found_ui = url
             return cores
     return None
 
@@ -58,7 +63,7 @@ def _get_json(url: str) -> object:
     try:
         with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:  # noqa: S310
             return json.load(response)
-    except (urllib.error.URLError, OSError, ValueError):
+    except Exception:  # a port that is not an HTTP server fails in many ways: not a UI
         return None
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
+from connector._logging import logger
 from connector.cluster_cores import application_cores
 from connector.options import KafkaSourceOptions
 from connector.range_reader import RangeReadSettings, read_ranges
@@ -24,7 +24,6 @@ __all__ = [
     "slot_count",
 ]
 
-_log = logging.getLogger("connector")
 
 
 @dataclass(frozen=True)
@@ -67,14 +66,14 @@ def slot_count(options: KafkaSourceOptions, partition_count: int, current_slots:
         return max(1, partition_count)
     cores = application_cores(options.parallelism_ui_url)
     if cores is None:
-        _log.warning(
+        logger.warning(
             "parallelism=auto: the driver's REST API gave no executor cores (is spark.ui.enabled "
             "false? set 'parallelismUiUrl' if the UI is elsewhere); keeping %d reader slots",
             fallback,
         )
         return fallback
     if cores != current_slots:
-        _log.info("parallelism=auto: the application has %d cores, using %d reader slots", cores, cores)
+        logger.info("parallelism=auto: the application has %d cores, using %d reader slots", cores, cores)
     return cores
 
 

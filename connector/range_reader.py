@@ -9,20 +9,19 @@ yet the end-of-log event still arrives once the consumer has passed them.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
 
+from connector._logging import logger
 from connector.arrow_rows import messages_to_batch
 from connector.errors import DataLossError, KafkaReadError
 from state import OffsetRange, TopicPartition
 
 __all__ = ["RangeReadSettings", "read_ranges"]
 
-_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -158,7 +157,7 @@ def _skip_lost_records(
         raise DataLossError(
             msg + ". Set 'failOnDataLoss' to false to skip lost records with a warning instead."
         )
-    _log.warning("%s; skipping them because failOnDataLoss is false", msg)
+    logger.warning("%s; skipping them because failOnDataLoss is false", msg)
     if lost_until >= offset_range.until:
         finish(tp)  # type: ignore[operator]
         return
@@ -178,7 +177,7 @@ def _report_truncation(offset_range: OffsetRange, log_end: int, settings: RangeR
     )
     if settings.fail_on_data_loss:
         raise DataLossError(msg + ". Set 'failOnDataLoss' to false to go on with a warning.")
-    _log.warning("%s; going on because failOnDataLoss is false", msg)
+    logger.warning("%s; going on because failOnDataLoss is false", msg)
 
 
 def _key(offset_range: OffsetRange) -> tuple[str, int]:

@@ -9,7 +9,6 @@ checkpointed, so a batch re-planned after a crash reads exactly the same records
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
+from connector._logging import logger
 from connector.admission import cap_end_offsets
 from connector.errors import DataLossError, InvalidOptionError
 from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
@@ -38,7 +38,6 @@ from state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition, r
 
 __all__ = ["KafkaStreamReader"]
 
-_log = logging.getLogger("connector")
 
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -82,7 +81,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         offsets = resolve_bound(options.starting, "startingOffsets", live, kafka)
         sub_states = [PartitionOffset(tp.topic, tp.partition, o) for tp, o in offsets.items()]
         state = rebalance(OffsetState.of([]), self._slot_count(len(live)), sub_states).state
-        _log.info("Initial assignment over %d slots: %s", state.num_slots, describe_assignment(state))
+        logger.info("Initial assignment over %d slots: %s", state.num_slots, describe_assignment(state))
         return SlotsDocument(state).to_dict()
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -119,7 +118,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if result.moved or result.added or result.removed or (
             result.state.num_slots != current.num_slots
         ):
-            _log.info(
+            logger.info(
                 "Reader slots %d -> %d (moved %d, joined %d, left %d): %s",
                 current.num_slots,
                 result.state.num_slots,
@@ -148,7 +147,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 )
                 if self._options.fail_on_data_loss:
                     raise DataLossError(msg + ". Set 'failOnDataLoss' to false to go on.")
-                _log.warning("%s; continuing from %d because failOnDataLoss is false", msg, ends[tp])
+                logger.warning("%s; continuing from %d because failOnDataLoss is false", msg, ends[tp])
         if self._available_now_target is not None:
             target = self._available_now_target
             ends = {tp: min(end, target.get(tp, end)) for tp, end in ends.items()}
@@ -169,7 +168,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             raise DataLossError(
                 msg + ". Set 'failOnDataLoss' to false to drop them with a warning and go on."
             )
-        _log.warning("%s; removing them because failOnDataLoss is false", msg)
+        logger.warning("%s; removing them because failOnDataLoss is false", msg)
 
     def reportLatestOffset(self) -> dict | None:
         """The latest offsets of the last lookup, in Spark's per-topic JSON form."""

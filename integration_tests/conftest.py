@@ -39,7 +39,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         .config("spark.jars", ",".join(str(jar) for jar in builtin_kafka_source_jars()))
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.ui.enabled", "false")
+        .config("spark.ui.enabled", "true")  # parallelism=auto reads cores from its REST API
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
         .getOrCreate()

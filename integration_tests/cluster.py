@@ -1,0 +1,114 @@
+"""A Spark standalone cluster on loopback, started with pyspark's own ``bin/spark-class``.
+
+For tests that need executors to come and go: each worker is its own process group, so a
+test can kill a worker with its executors the way a lost machine would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pyspark
+
+from integration_tests.spark_helpers import wait_until
+
+SPARK_HOME = Path(pyspark.__file__).resolve().parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class StandaloneCluster:
+    """A master and any number of workers; ``stop`` kills them all."""
+
+    def __init__(self, work_dir: Path) -> None:
+        self.work_dir = work_dir
+        self.port = free_port()
+        self.ui_port = free_port()
+        self.url = f"spark://127.0.0.1:{self.port}"
+        self._processes: dict[str, subprocess.Popen] = {}
+        self._env = {
+            **os.environ,
+            "SPARK_HOME": str(SPARK_HOME),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "PYSPARK_PYTHON": sys.executable,
+            "SPARK_NO_DAEMONIZE": "1",
+            # Notice a killed worker in seconds, not the default minute.
+            "SPARK_MASTER_OPTS": "-Dspark.worker.timeout=10",
+        }
+
+    def _spawn(self, name: str, *arguments: str) -> None:
+        log = open(self.work_dir / f"{name}.log", "wb")  # noqa: SIM115 - lives with the process
+        self._processes[name] = subprocess.Popen(
+            [str(SPARK_HOME / "bin" / "spark-class"), *arguments],
+            env=self._env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def start_master(self) -> None:
+        self._spawn(
+            "master", "org.apache.spark.deploy.master.Master",
+            "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", str(self.ui_port),
+        )
+        wait_until(lambda: self.alive_workers() is not None, "the Spark master", timeout_s=90)
+
+    def start_worker(self, name: str, cores: int) -> None:
+        before = self.alive_workers() or 0
+        work = self.work_dir / name
+        work.mkdir(exist_ok=True)
+        self._spawn(
+            name, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+            "--cores", str(cores), "--memory", "1g", "--webui-port", str(free_port()),
+            "--work-dir", str(work), self.url,
+        )
+        wait_until(lambda: (self.alive_workers() or 0) > before, f"worker {name}", timeout_s=90)
+
+    def kill(self, name: str) -> None:
+        """SIGKILL a worker and its executors, as if its machine went away."""
+        process = self._processes.pop(name)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(30)
+        self._kill_executors_of(name)
+
+    def _kill_executors_of(self, name: str) -> None:
+        # Executors share the worker's process group, so killpg reached them; this sweep
+        # catches any that escaped, found by their working directory under the worker's.
+        marker = str(self.work_dir / name)
+        for pid_dir in Path("/proc").iterdir():
+            if not pid_dir.name.isdigit():
+                continue
+            try:
+                command = (pid_dir / "cmdline").read_bytes().decode(errors="replace")
+                cwd = os.readlink(pid_dir / "cwd")
+            except OSError:
+                continue
+            if "CoarseGrainedExecutorBackend" in command and cwd.startswith(marker):
+                os.kill(int(pid_dir.name), signal.SIGKILL)
+
+    def alive_workers(self) -> int | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as r:
+                state = json.load(r)
+        except OSError:
+            return None
+        return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+
+    def stop(self) -> None:
+        for name in list(self._processes):
+            process = self._processes.pop(name)
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait(30)
+        for name in ("w1", "w2", "w3"):
+            self._kill_executors_of(name)
