@@ -103,16 +103,29 @@ class KafkaMetadata:
 
         return self._list_offsets(partitions, OffsetSpec.latest())
 
+    def offsets_for_times(self, times: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """The first offset whose record timestamp is at or after the given time, per
+        partition; -1 where no record is that recent (Kafka's offsets-for-times lookup)."""
+        from confluent_kafka.admin import OffsetSpec
+
+        specs = {tp: OffsetSpec.for_timestamp(millis) for tp, millis in times.items()}
+        return self._list_offsets(specs, None)
+
     def _list_offsets(
-        self, partitions: Collection[TopicPartition], spec: Any
+        self, partitions: Collection[TopicPartition] | Mapping[TopicPartition, Any], spec: Any
     ) -> dict[TopicPartition, int]:
+        """One lookup for all partitions: ``spec`` for each, or a spec per partition."""
         if not partitions:
             return {}
         from confluent_kafka import IsolationLevel
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
         level = IsolationLevel.READ_COMMITTED if self._read_committed else IsolationLevel.READ_UNCOMMITTED
-        request = {KafkaTopicPartition(tp.topic, tp.partition): spec for tp in partitions}
+        per_partition = partitions if isinstance(partitions, Mapping) else None
+        request = {
+            KafkaTopicPartition(tp.topic, tp.partition): per_partition[tp] if per_partition else spec
+            for tp in partitions
+        }
 
         def call() -> dict[TopicPartition, int]:
             futures = self._admin.list_offsets(

@@ -55,6 +55,16 @@ _KNOWN_OPTIONS = {
         "minPartitions",
         "maxRecordsPerPartition",
         "maxOffsetsPerTrigger",
+        "minOffsetsPerTrigger",
+        "maxTriggerDelay",
+        "commitOffsetsToGroup",
+        "startingTimestamp",
+        "startingOffsetsByTimestamp",
+        "startingOffsetsByTimestampStrategy",
+        "endingTimestamp",
+        "endingOffsetsByTimestamp",
+        "maxEventTimeDrift",
+        "idleTimeout",
         "kafkaConsumer.pollTimeoutMs",
         "fetchOffset.numRetries",
         "fetchOffset.retryIntervalMs",
@@ -119,14 +129,21 @@ Subscription = SubscribeTopics | SubscribePattern | AssignPartitions
 
 @dataclass(frozen=True)
 class OffsetBound:
-    """A starting or ending position: ``earliest``, ``latest`` or per-partition offsets.
+    """A starting or ending position: ``earliest``, ``latest``, offsets, or a time.
 
     ``specific`` maps each named partition to an offset, where ``EARLIEST_OFFSET`` (-2) and
-    ``LATEST_OFFSET`` (-1) keep Spark's meaning; it is ``None`` for the two keywords.
+    ``LATEST_OFFSET`` (-1) keep Spark's meaning. ``keyword == "timestamp"`` resolves through
+    Kafka's offsets-for-times lookup: ``timestamp`` for every partition
+    (``startingTimestamp``), or ``by_timestamp`` per partition
+    (``startingOffsetsByTimestamp``); ``no_match`` says what a partition with no record at or
+    after the time gets (Spark's ``startingOffsetsByTimestampStrategy``; ends use latest).
     """
 
-    keyword: Literal["earliest", "latest", "specific"]
+    keyword: Literal["earliest", "latest", "specific", "timestamp"]
     specific: Mapping[TopicPartition, int] | None = None
+    timestamp: int | None = None
+    by_timestamp: Mapping[TopicPartition, int] | None = None
+    no_match: Literal["error", "latest"] = "error"
 
     @classmethod
     def earliest(cls) -> OffsetBound:
@@ -156,6 +173,11 @@ class KafkaSourceOptions:
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
     max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60 * 1000
+    commit_offsets_to_group: str | None = None
+    max_event_time_drift_ms: int | None = None
+    idle_timeout_ms: int = 60_000
     poll_timeout_ms: int = 120_000
     fetch_offset_retries: int = 3
     fetch_offset_retry_interval_ms: int = 10
@@ -206,6 +228,13 @@ def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
         min_partitions=_parse_positive_int(raw, "minPartitions"),
         max_records_per_partition=_parse_positive_int(raw, "maxRecordsPerPartition"),
         max_offsets_per_trigger=_parse_positive_int(raw, "maxOffsetsPerTrigger"),
+        min_offsets_per_trigger=_parse_positive_int(raw, "minOffsetsPerTrigger"),
+        max_trigger_delay_ms=_parse_duration(raw, "maxTriggerDelay", 15 * 60 * 1000),
+        commit_offsets_to_group=_parse_group(raw),
+        max_event_time_drift_ms=(
+            _parse_duration(raw, "maxEventTimeDrift", 0) if "maxeventtimedrift" in raw else None
+        ),
+        idle_timeout_ms=_parse_duration(raw, "idleTimeout", 60_000),
         poll_timeout_ms=_parse_positive_int(raw, "kafkaConsumer.pollTimeoutMs") or 120_000,
         fetch_offset_retries=_parse_non_negative_int(raw, "fetchOffset.numRetries", 3),
         fetch_offset_retry_interval_ms=_parse_non_negative_int(
@@ -289,21 +318,117 @@ def _parse_assign(value: str) -> frozenset[TopicPartition]:
 def _parse_bounds(
     raw: Mapping[str, str], mode: Mode, subscription: Subscription
 ) -> tuple[OffsetBound, OffsetBound | None]:
+    strategy = raw.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+    if strategy not in ("error", "latest"):
+        msg = f"{strategy!r} is not valid; use 'error' (fail) or 'latest'"
+        raise InvalidOptionError("startingOffsetsByTimestampStrategy", msg)
     if mode == "stream":
-        if "endingoffsets" in raw:
-            msg = "it is only valid for batch queries (spark.read); a stream has no end"
-            raise InvalidOptionError("endingOffsets", msg)
-        starting = _parse_bound(raw, "startingOffsets", OffsetBound.latest(), subscription)
+        for name in ("endingOffsets", "endingTimestamp", "endingOffsetsByTimestamp"):
+            if name.lower() in raw:
+                msg = "it is only valid for batch queries (spark.read); a stream has no end"
+                raise InvalidOptionError(name, msg)
+        starting = _parse_time_bound(raw, "starting", subscription, strategy)
+        if starting is None:
+            starting = _parse_bound(raw, "startingOffsets", OffsetBound.latest(), subscription)
         return starting, None
+    ending = _parse_time_bound(raw, "ending", subscription, "latest")
+    starting = _parse_time_bound(raw, "starting", subscription, strategy)
+    if starting is not None:
+        return starting, ending or _parse_bound(
+            raw, "endingOffsets", OffsetBound.latest(), subscription
+        )
     starting = _parse_bound(raw, "startingOffsets", OffsetBound.earliest(), subscription)
     if starting.keyword == "latest" or _has_marker(starting, LATEST_OFFSET):
         msg = "'latest' (or -1) is not valid for a batch query's start; use 'earliest' or offsets"
         raise InvalidOptionError("startingOffsets", msg)
+    if ending is not None:
+        return starting, ending
     ending = _parse_bound(raw, "endingOffsets", OffsetBound.latest(), subscription)
     if ending.keyword == "earliest" or _has_marker(ending, EARLIEST_OFFSET):
         msg = "'earliest' (or -2) is not valid for a batch query's end; use 'latest' or offsets"
         raise InvalidOptionError("endingOffsets", msg)
     return starting, ending
+
+
+def _parse_time_bound(
+    raw: Mapping[str, str],
+    side: Literal["starting", "ending"],
+    subscription: Subscription,
+    no_match: Literal["error", "latest"] | str,
+) -> OffsetBound | None:
+    """``<side>Timestamp`` wins over ``<side>OffsetsByTimestamp``, which wins over offsets."""
+    single = f"{side}Timestamp"
+    value = raw.get(single.lower())
+    if value is not None:
+        millis = _parse_millis(single, value)
+        return OffsetBound("timestamp", timestamp=millis, no_match=no_match)  # type: ignore[arg-type]
+    per_partition = f"{side}OffsetsByTimestamp"
+    value = raw.get(per_partition.lower())
+    if value is None:
+        return None
+    example = '{"topicA":{"0":1700000000000,"1":1700000000000}} (milliseconds since the epoch)'
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        raise InvalidOptionError(per_partition, f"{value!r} is not JSON; use {example}") from None
+    if not isinstance(parsed, dict) or not parsed:
+        raise InvalidOptionError(per_partition, f"expected a JSON object like {example}")
+    stamps: dict[TopicPartition, int] = {}
+    for topic, partitions in parsed.items():
+        if not isinstance(partitions, dict):
+            raise InvalidOptionError(per_partition, f"topic {topic!r} must map to an object; use {example}")
+        for partition, millis in partitions.items():
+            if not (isinstance(partition, str) and partition.isdigit()):
+                msg = f"{topic!r} partition {partition!r} is not a partition number; use {example}"
+                raise InvalidOptionError(per_partition, msg)
+            if isinstance(millis, bool) or not isinstance(millis, int) or millis < 0:
+                msg = f"{topic}-{partition}: {millis!r} is not a timestamp in milliseconds >= 0"
+                raise InvalidOptionError(per_partition, msg)
+            tp = TopicPartition(topic, int(partition))
+            if not subscription.matches(topic):
+                msg = f"{topic}-{partition} is not part of the subscription {subscription.describe()}"
+                raise InvalidOptionError(per_partition, msg)
+            stamps[tp] = millis
+    return OffsetBound("timestamp", by_timestamp=stamps, no_match=no_match)  # type: ignore[arg-type]
+
+
+def _parse_millis(name: str, value: str) -> int:
+    try:
+        millis = int(value.strip())
+    except ValueError:
+        millis = -1
+    if millis < 0:
+        msg = f"{value!r} is not valid; use milliseconds since the epoch, e.g. 1700000000000"
+        raise InvalidOptionError(name, msg)
+    return millis
+
+
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)?\s*$")
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def _parse_duration(raw: Mapping[str, str], name: str, default: int) -> int:
+    """Spark's duration strings: ``100ms``, ``30s``, ``5 minutes``, ``15m``, ``1h``; bare: ms."""
+    value = raw.get(name.lower())
+    if value is None:
+        return default
+    match = _DURATION.match(value.lower())
+    if match is None:
+        msg = f"{value!r} is not a duration; use e.g. '500ms', '30 seconds', '15m' or '1h'"
+        raise InvalidOptionError(name, msg)
+    unit = match.group(2) or "ms"
+    key = "ms" if unit == "ms" else ("m" if unit.startswith("mi") or unit == "m" else unit[0])
+    return int(match.group(1)) * _UNIT_MS[key]
+
+
+def _parse_group(raw: Mapping[str, str]) -> str | None:
+    value = raw.get("commitoffsetstogroup")
+    if value is None:
+        return None
+    if not value.strip():
+        msg = "it is empty; give the consumer group id whose lag tools should show this query"
+        raise InvalidOptionError("commitOffsetsToGroup", msg)
+    return value.strip()
 
 
 def _has_marker(bound: OffsetBound, marker: int) -> bool:

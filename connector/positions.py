@@ -32,25 +32,58 @@ def resolve_bound(
         return metadata.earliest(partitions)
     if bound.keyword == "latest":
         return metadata.latest(partitions)
+    if bound.keyword == "timestamp":
+        return _resolve_times(bound, option, partitions, metadata)
     assert bound.specific is not None
-    absent = missing_partitions(bound.specific, partitions)
-    if absent:
-        msg = (
-            f"it names {describe_partitions(absent)}, which do not exist; existing partitions "
-            f"of the subscription: {describe_partitions(partitions) or 'none'}"
-        )
-        raise InvalidOptionError(option, msg)
-    unlisted = missing_partitions(partitions, bound.specific)
-    if unlisted:
-        msg = (
-            f"per-partition offsets must list every partition of the subscription; missing "
-            f"{describe_partitions(unlisted)}. Use -2 for earliest and -1 for latest"
-        )
-        raise InvalidOptionError(option, msg)
+    _require_exact_cover(bound.specific, option, partitions, "Use -2 for earliest and -1 for latest")
     wants_earliest = [tp for tp, o in bound.specific.items() if o == EARLIEST_OFFSET]
     wants_latest = [tp for tp, o in bound.specific.items() if o == LATEST_OFFSET]
     resolved = {tp: o for tp, o in bound.specific.items() if o >= 0}
     resolved.update(metadata.earliest(wants_earliest))
     resolved.update(metadata.latest(wants_latest))
     return resolved
+
+
+def _require_exact_cover(
+    named: Collection[TopicPartition], option: str, partitions: Collection[TopicPartition], hint: str
+) -> None:
+    """Per-partition JSON must name exactly the subscription's partitions, as in Spark."""
+    absent = missing_partitions(named, partitions)
+    if absent:
+        msg = (
+            f"it names {describe_partitions(absent)}, which do not exist; existing partitions "
+            f"of the subscription: {describe_partitions(partitions) or 'none'}"
+        )
+        raise InvalidOptionError(option, msg)
+    unlisted = missing_partitions(partitions, named)
+    if unlisted:
+        msg = (
+            "per-partition values must list every partition of the subscription; missing "
+            f"{describe_partitions(unlisted)}. {hint}"
+        )
+        raise InvalidOptionError(option, msg)
+
+
+def _resolve_times(
+    bound: OffsetBound, option: str, partitions: Collection[TopicPartition], metadata: KafkaMetadata
+) -> dict[TopicPartition, int]:
+    """Offsets of the first records at or after a time; ``no_match`` decides the rest."""
+    side = "starting" if option.startswith("starting") else "ending"
+    if bound.by_timestamp is None:
+        name = f"{side}Timestamp"
+        times = {tp: bound.timestamp for tp in partitions}
+    else:
+        name = f"{side}OffsetsByTimestamp"
+        _require_exact_cover(bound.by_timestamp, name, partitions, "Give a time for each")
+        times = dict(bound.by_timestamp)
+    found = metadata.offsets_for_times(times)  # type: ignore[arg-type]
+    unmatched = sorted(tp for tp, offset in found.items() if offset < 0)
+    if unmatched and bound.no_match == "error":
+        msg = (
+            f"{describe_partitions(unmatched)} have no record at or after the given time; set "
+            "'startingOffsetsByTimestampStrategy' to 'latest' to start those at their end"
+        )
+        raise InvalidOptionError(name, msg)
+    found.update(metadata.latest(unmatched))
+    return found
 

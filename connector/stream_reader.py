@@ -9,6 +9,7 @@ checkpointed, so a batch re-planned after a crash reads exactly the same records
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
     ReadMaxRows,
+    ReadMinRows,
     SupportsTriggerAvailableNow,
 )
 
@@ -53,10 +55,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._metadata: KafkaMetadata | None = None
         self._available_now_target: dict[TopicPartition, int] | None = None
         self._latest: dict[TopicPartition, int] | None = None
+        self._backlog: dict[str, Any] | None = None
+        self._last_trigger_ms = 0.0
+        self._group_committer: Any = None
+        self._group_committed: dict[TopicPartition, int] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_metadata"] = None
+        state["_group_committer"] = None
         return state
 
     def _kafka(self) -> KafkaMetadata:
@@ -85,9 +92,17 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return SlotsDocument(state).to_dict()
 
     def getDefaultReadLimit(self) -> ReadLimit:
-        """``maxOffsetsPerTrigger`` as a row cap; everything available otherwise."""
-        cap = self._options.max_offsets_per_trigger
-        return ReadMaxRows(cap) if cap is not None else ReadAllAvailable()
+        """``maxOffsetsPerTrigger`` as a row cap, else ``minOffsetsPerTrigger``, else all.
+
+        The Python API carries one limit; when both options are set, the minimum is applied
+        from the options whenever the engine passes a limit other than ``ReadAllAvailable``.
+        """
+        options = self._options
+        if options.max_offsets_per_trigger is not None:
+            return ReadMaxRows(options.max_offsets_per_trigger)
+        if options.min_offsets_per_trigger is not None:
+            return ReadMinRows(options.min_offsets_per_trigger)
+        return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
         """Fix the end of an AvailableNow run: the partitions and offsets that exist now."""
@@ -98,6 +113,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Rebalance the slots and move each partition's offset to its end for this batch."""
         document = SlotsDocument.from_dict(start)
         current = document.state
+        # Spark asks for the next batch only once the one ending at ``start`` is committed,
+        # and it calls commit() for a batch only when it plans the next one: publishing
+        # ``start`` here is what lets lag tools see the last batch of an AvailableNow run.
+        self._commit_to_group(current)
         kafka = self._kafka()
         live = kafka.partitions(self._options.subscription)
         target = self._available_now_target
@@ -108,6 +127,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         joining = kafka.earliest([tp for tp in live if tp not in known])
         latest = kafka.latest(live)
         self._latest = latest
+        if self._should_wait(known, latest, limit) and not joining:
+            return start
         ends = self._end_offsets(known, latest, limit)
         weights = {tp: max(0, latest[tp] - known.get(tp, joining.get(tp, 0))) for tp in live}
         sub_states = [
@@ -128,7 +149,31 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 describe_assignment(result.state),
             )
         end_state = result.state.with_offsets(ends)
+        self._backlog = backlog_report(end_state, latest)
         return SlotsDocument(end_state, document.extras).to_dict()
+
+    def _should_wait(
+        self,
+        known: Mapping[TopicPartition, int],
+        latest: Mapping[TopicPartition, int],
+        limit: ReadLimit,
+    ) -> bool:
+        """``minOffsetsPerTrigger``: skip this trigger until enough records wait, but never
+        for longer than ``maxTriggerDelay`` since the last batch. AvailableNow and
+        ``ReadAllAvailable`` never wait: they must reach their end."""
+        minimum = self._options.min_offsets_per_trigger
+        now_ms = time.time() * 1000
+        if (
+            minimum is not None
+            and self._available_now_target is None
+            and not isinstance(limit, ReadAllAvailable)
+        ):
+            waiting = sum(max(0, latest[tp] - known[tp]) for tp in latest if tp in known)
+            overdue = now_ms - self._last_trigger_ms >= self._options.max_trigger_delay_ms
+            if waiting < minimum and not overdue:
+                return True
+        self._last_trigger_ms = now_ms
+        return False
 
     def _end_offsets(
         self,
@@ -171,13 +216,45 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         logger.warning("%s; removing them because failOnDataLoss is false", msg)
 
     def reportLatestOffset(self) -> dict | None:
-        """The latest offsets of the last lookup, in Spark's per-topic JSON form."""
+        """What query progress shows as this source's ``latestOffset``: the latest offsets
+        (Spark's per-topic form) and the backlog left after the batch.
+
+        The Python data source API has no custom metrics, so the backlog that Spark's
+        built-in source reports as ``offsetsBehindLatest`` metrics travels here instead.
+        """
         if self._latest is None:
             return None
-        report: dict[str, dict[str, int]] = {}
+        latest: dict[str, dict[str, int]] = {}
         for tp, offset in sorted(self._latest.items()):
-            report.setdefault(tp.topic, {})[str(tp.partition)] = offset
-        return report
+            latest.setdefault(tp.topic, {})[str(tp.partition)] = offset
+        return {"latest": latest, "backlog": self._backlog}
+
+    def commit(self, end: dict) -> None:
+        """With ``commitOffsetsToGroup``, publish the batch's end offsets to that group.
+
+        Only for lag tools (kafka-consumer-groups, Burrow, kcat): the checkpoint stays the
+        only truth for where the query resumes, so a failed commit is a warning, not an error.
+        """
+        self._commit_to_group(SlotsDocument.from_dict(end).state)
+
+    def _commit_to_group(self, state: OffsetState) -> None:
+        group = self._options.commit_offsets_to_group
+        offsets = state.offsets()
+        if group is None or not offsets or offsets == self._group_committed:
+            return
+        from confluent_kafka import KafkaException
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        try:
+            if self._group_committer is None:
+                self._group_committer = group_committer(self._options, group)
+            self._group_committer.commit(
+                offsets=[KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in sorted(offsets.items())],
+                asynchronous=False,
+            )
+            self._group_committed = offsets
+        except KafkaException as exc:
+            logger.warning("could not commit offsets to consumer group %r: %s", group, exc)
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         """Cut ``[start, end)`` into tasks; a partition whose offset went back reads nothing."""
@@ -196,7 +273,40 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return read_input_partition(partition, self._settings)
 
     def stop(self) -> None:
-        """Drop the admin client when the query ends."""
+        """Drop the Kafka clients when the query ends."""
         if self._metadata is not None:
             self._metadata.close()
             self._metadata = None
+        if self._group_committer is not None:
+            self._group_committer.close()
+            self._group_committer = None
+
+
+def group_committer(options: KafkaSourceOptions, group: str) -> Any:
+    """A consumer that never subscribes: it only commits offsets for ``group``."""
+    from confluent_kafka import Consumer
+
+    return Consumer(
+        {
+            **options.kafka_settings,
+            "bootstrap.servers": options.bootstrap_servers,
+            "group.id": group,
+            "enable.auto.commit": False,
+        }
+    )
+
+
+def backlog_report(end: OffsetState, latest: Mapping[TopicPartition, int]) -> dict[str, Any]:
+    """Records between each partition's batch end and its latest offset, summed per slot."""
+    behind = {tp: max(0, latest.get(tp, offset) - offset) for tp, offset in end.offsets().items()}
+    values = list(behind.values())
+    per_slot = [sum(behind[s.topic_partition] for s in slot) for slot in end.slots]
+    return {
+        "total": sum(values),
+        "perSlot": per_slot,
+        "perPartition": {
+            "min": min(values, default=0),
+            "max": max(values, default=0),
+            "avg": round(sum(values) / len(values), 1) if values else 0.0,
+        },
+    }

@@ -1,0 +1,133 @@
+"""Admission control, AvailableNow, backlog reporting and consumer-group commits."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from confluent_kafka import ConsumerGroupTopicPartitions
+from confluent_kafka.admin import AdminClient
+from pyspark.sql import SparkSession
+
+from integration_tests.kafka_helpers import BackgroundProducer, Record, create_topic, produce
+from integration_tests.spark_helpers import (
+    committed_batches,
+    offset_log,
+    read_positions,
+    run_available_now,
+    start_parquet_stream,
+    wait_until,
+)
+
+
+def offsets_of(document: dict) -> dict[int, int]:
+    return {int(p): o for slot in document["slots"] for ps in slot.values() for p, o in ps.items()}
+
+
+def test_cap_on_a_skewed_topic(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=4)
+    # Partition 0 holds 90% of the data.
+    records = [Record(value=b"big", partition=0) for _ in range(2700)]
+    records += [Record(value=b"small", partition=1 + i % 3) for i in range(300)]
+    produced = produce(kafka_bootstrap, topic_name, records)
+    checkpoint = tmp_path / "checkpoint"
+    run_available_now(
+        start_parquet_stream(
+            spark, kafka_bootstrap, topic_name, tmp_path / "out", checkpoint,
+            available_now=True, maxOffsetsPerTrigger="500",
+        )
+    )
+    documents = offset_log(checkpoint)
+    previous = {p: 0 for p in range(4)}
+    batches_with_data = 0
+    for batch in sorted(documents):
+        current = offsets_of(documents[batch])
+        sizes = {p: current[p] - previous.get(p, 0) for p in current}
+        assert sum(sizes.values()) <= 500, f"batch {batch} exceeds the cap: {sizes}"
+        for p in range(4):
+            end = max(o for part, o in produced if part == p) + 1
+            if previous[p] < end:  # the partition still had data: it must advance
+                assert sizes[p] > 0, f"partition {p} starved in batch {batch}: {sizes}"
+        batches_with_data += sum(sizes.values()) > 0
+        previous = current
+    assert batches_with_data >= 6
+    assert read_positions(spark, tmp_path / "out") == sorted(produced)
+
+
+def test_available_now_with_a_cap_ends_with_what_was_there_at_its_start(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=3)
+    present = produce(kafka_bootstrap, topic_name, [Record(value=b"%d" % i) for i in range(900)])
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    query = start_parquet_stream(
+        spark, kafka_bootstrap, topic_name, output, checkpoint,
+        available_now=True, maxOffsetsPerTrigger="100",
+    )
+    wait_until(lambda: committed_batches(checkpoint) >= 1, "the first capped batch")
+    with BackgroundProducer(kafka_bootstrap, topic_name, partitions=3) as late:
+        run_available_now(query)
+        assert late.positions, "records kept arriving during the run"
+    assert committed_batches(checkpoint) >= 9
+    assert read_positions(spark, output) == sorted(present)
+
+
+def test_min_offsets_waits_and_max_trigger_delay_fires(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=2)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    produce(kafka_bootstrap, topic_name, [Record(value=b"seed")])
+    query = start_parquet_stream(
+        spark, kafka_bootstrap, topic_name, output, checkpoint,
+        minOffsetsPerTrigger="100", maxTriggerDelay="8s",
+    )
+    try:
+        wait_until(lambda: committed_batches(checkpoint) >= 1, "the first batch")
+        first = committed_batches(checkpoint)
+        produce(kafka_bootstrap, topic_name, [Record(value=b"few") for _ in range(10)])
+        started = time.monotonic()
+        time.sleep(3)
+        assert committed_batches(checkpoint) == first, "10 < 100 records: the batch must wait"
+        wait_until(lambda: committed_batches(checkpoint) > first, "maxTriggerDelay to fire")
+        waited = time.monotonic() - started
+        assert waited >= 3
+        produce(kafka_bootstrap, topic_name, [Record(value=b"many") for _ in range(150)])
+        before = committed_batches(checkpoint)
+        wait_until(lambda: committed_batches(checkpoint) > before, "a batch once 150 >= 100 wait")
+        assert query.exception() is None
+        progress = query.lastProgress["sources"][0]
+    finally:
+        query.stop()
+    assert read_positions(spark, output)[-1][1] >= 0
+    assert len(read_positions(spark, output)) == 161
+    latest = json.loads(progress["latestOffset"]) if isinstance(progress["latestOffset"], str) else progress["latestOffset"]
+    assert set(latest) == {"latest", "backlog"}
+    assert latest["backlog"]["total"] == 0
+    assert sum(latest["latest"][topic_name].values()) == 161
+
+
+def test_offsets_committed_to_a_consumer_group(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=3)
+    produced = produce(kafka_bootstrap, topic_name, [Record(value=b"%d" % i) for i in range(300)])
+    group = f"lag-{topic_name}"
+    checkpoint = tmp_path / "checkpoint"
+    run_available_now(
+        start_parquet_stream(
+            spark, kafka_bootstrap, topic_name, tmp_path / "out", checkpoint,
+            available_now=True, maxOffsetsPerTrigger="120", commitOffsetsToGroup=group,
+        )
+    )
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    request = [ConsumerGroupTopicPartitions(group)]
+    result = admin.list_consumer_group_offsets(request)[group].result(30)
+    committed = {tp.partition: tp.offset for tp in result.topic_partitions if tp.topic == topic_name}
+    ends = {p: max(o for part, o in produced if part == p) + 1 for p in range(3)}
+    assert committed == ends
+    documents = offset_log(checkpoint)
+    assert offsets_of(documents[max(documents)]) == ends
