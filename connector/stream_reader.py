@@ -25,6 +25,7 @@ from pyspark.sql.streaming.datasource import (
 
 from connector._logging import logger
 from connector.admission import cap_end_offsets
+from connector.alignment import align_end_offsets
 from connector.errors import DataLossError, InvalidOptionError
 from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
 from connector.options import AssignPartitions, KafkaSourceOptions
@@ -36,7 +37,16 @@ from connector.planning import (
     read_settings,
 )
 from connector.positions import resolve_bound
-from state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition, rebalance
+from state import (
+    EVENT_TIME_KEY,
+    MAX_OFFSET,
+    EventTimePositions,
+    OffsetState,
+    PartitionOffset,
+    SlotsDocument,
+    TopicPartition,
+    rebalance,
+)
 
 __all__ = ["KafkaStreamReader"]
 
@@ -59,6 +69,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._last_trigger_ms = 0.0
         self._group_committer: Any = None
         self._group_committed: dict[TopicPartition, int] | None = None
+        self._held: tuple[TopicPartition, ...] = ()
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -102,6 +113,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return ReadMaxRows(options.max_offsets_per_trigger)
         if options.min_offsets_per_trigger is not None:
             return ReadMinRows(options.min_offsets_per_trigger)
+        if options.max_event_time_drift_ms is not None:
+            # Alignment limits what a batch reads; the engine passes ReadAllAvailable only
+            # where it must read everything at once (Trigger.Once), and then alignment yields.
+            return ReadMaxRows(MAX_OFFSET)
         return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
@@ -129,7 +144,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest = latest
         if self._should_wait(known, latest, limit) and not joining:
             return start
-        ends = self._end_offsets(known, latest, limit)
+        ends, extras = self._end_offsets(known, latest, limit, document.extras)
         weights = {tp: max(0, latest[tp] - known.get(tp, joining.get(tp, 0))) for tp in live}
         sub_states = [
             PartitionOffset(tp.topic, tp.partition, known.get(tp, joining.get(tp, 0))) for tp in live
@@ -150,7 +165,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             )
         end_state = result.state.with_offsets(ends)
         self._backlog = backlog_report(end_state, latest)
-        return SlotsDocument(end_state, document.extras).to_dict()
+        if end_state == current:
+            return start  # nothing to read and nothing moved: no batch, even if clocks ticked
+        return SlotsDocument(end_state, extras).to_dict()
 
     def _should_wait(
         self,
@@ -180,8 +197,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         known: Mapping[TopicPartition, int],
         latest: Mapping[TopicPartition, int],
         limit: ReadLimit,
-    ) -> dict[TopicPartition, int]:
-        """Where each already-known partition's next batch ends (joining ones stay put)."""
+        extras: Mapping[str, Any],
+    ) -> tuple[dict[TopicPartition, int], dict[str, Any]]:
+        """Where each already-known partition's next batch ends (joining ones stay put), and
+        the document's other sections. In order: the AvailableNow target, event-time
+        alignment, then the row cap, so the cap is shared only by partitions free to move."""
         ends = {tp: latest[tp] for tp in latest if tp in known}
         for tp in sorted(ends):
             if ends[tp] < known[tp]:
@@ -196,11 +216,42 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._available_now_target is not None:
             target = self._available_now_target
             ends = {tp: min(end, target.get(tp, end)) for tp, end in ends.items()}
+        sections = {k: v for k, v in extras.items() if k != EVENT_TIME_KEY}
+        if self._options.max_event_time_drift_ms is not None and not isinstance(
+            limit, ReadAllAvailable
+        ):
+            ends, sections[EVENT_TIME_KEY] = self._align(known, ends, extras)
         if isinstance(limit, ReadMaxRows):
             forward = {tp: max(end, known[tp]) for tp, end in ends.items()}
             capped = cap_end_offsets({tp: known[tp] for tp in ends}, forward, limit.max_rows)
             ends = {tp: min(end, capped[tp]) for tp, end in ends.items()}
-        return ends
+        return ends, sections
+
+    def _align(
+        self,
+        known: Mapping[TopicPartition, int],
+        ends: dict[TopicPartition, int],
+        extras: Mapping[str, Any],
+    ) -> tuple[dict[TopicPartition, int], dict[str, Any]]:
+        """Hold partitions ahead in event time; the clocks travel in the document."""
+        section = extras.get(EVENT_TIME_KEY)
+        previous = EventTimePositions.from_dict(section) if section else EventTimePositions()
+        aligned = align_end_offsets(
+            self._options,
+            self._kafka(),
+            {tp: known[tp] for tp in ends},
+            ends,
+            previous,
+            available_now=self._available_now_target is not None,
+        )
+        if aligned.held != self._held:
+            self._held = aligned.held
+            logger.info(
+                "Event-time alignment: frontier %s; holding %s",
+                aligned.frontier_ms,
+                describe_partitions(aligned.held) or "nothing",
+            )
+        return aligned.ends, aligned.positions.to_dict()
 
     def _report_removed(self, removed: frozenset[TopicPartition]) -> None:
         if not removed:

@@ -8,6 +8,7 @@ the lists can be redistributed when the number of slots changes (Flink's FLIP-8 
 - ``state.document``: :class:`SlotsDocument`, the versioned JSON in Spark's offset log.
 - ``state.rebalancer``: :func:`rebalance`, the assignment of partitions to slots.
 - ``state.planning``: :func:`plan_tasks`, the tasks of one micro-batch.
+- ``state.event_time``: :func:`alignment_frontier` and the checkpointed event-time clocks.
 - ``state.errors``: the exceptions.
 """
 
@@ -20,12 +21,22 @@ from state.errors import (
     StateError,
     UnknownPartitionError,
 )
+from state.event_time import (
+    EVENT_TIME_KEY,
+    EventTimePositions,
+    PartitionClock,
+    alignment_frontier,
+)
 from state.offset_state import OffsetState
 from state.partitions import MAX_OFFSET, MAX_PARTITION, OffsetRange, PartitionOffset, TopicPartition
 from state.planning import PlannedTask, plan_tasks
 from state.rebalancer import Rebalance, rebalance
 
 __all__ = [
+    "EVENT_TIME_KEY",
+    "EventTimePositions",
+    "PartitionClock",
+    "alignment_frontier",
     "MAX_OFFSET",
     "MAX_PARTITION",
     "SLOTS_DOCUMENT_VERSION",

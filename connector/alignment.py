@@ -1,0 +1,134 @@
+"""Driver side of event-time alignment (``maxEventTimeDrift``); the policy is in
+``state.event_time``.
+
+At each batch boundary one probe consumer reads at most two records per partition: the last
+record read (its timestamp is the partition's event-time position) and the first unread one
+(its *head*). The frontier follows from those; each partition's batch then ends at the first
+offset whose timestamp is past the frontier, found with one batched offsets-for-times lookup.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from connector.kafka_metadata import KafkaMetadata
+from connector.planning import read_settings
+from connector.options import KafkaSourceOptions
+from state import EventTimePositions, PartitionClock, TopicPartition, alignment_frontier
+
+__all__ = ["AlignedEnds", "align_end_offsets"]
+
+_PROBE_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True)
+class AlignedEnds:
+    """End offsets after alignment, the frontier used, and the clocks to checkpoint."""
+
+    ends: dict[TopicPartition, int]
+    frontier_ms: int | None
+    held: tuple[TopicPartition, ...]
+    positions: EventTimePositions
+
+
+def align_end_offsets(
+    options: KafkaSourceOptions,
+    kafka: KafkaMetadata,
+    known: Mapping[TopicPartition, int],
+    ends: Mapping[TopicPartition, int],
+    previous: EventTimePositions,
+    available_now: bool,
+) -> AlignedEnds:
+    """Cut ``ends`` so no partition reads past the frontier; see ``state.event_time``.
+
+    Under ``Trigger.AvailableNow`` a caught-up partition gets no more records in this run,
+    so only partitions with records waiting count: otherwise the run could stop early.
+    """
+    assert options.max_event_time_drift_ms is not None
+    now_ms = int(time.time() * 1000)
+    waiting = {tp for tp, end in ends.items() if end > known[tp]}
+    heads, last_events = probe_event_times(options, known, waiting)
+    clocks: dict[TopicPartition, PartitionClock] = {}
+    for tp in known:
+        before = previous.clocks.get(tp)
+        last_event = last_events.get(tp, before.last_event_ms if before else None)
+        active_at = now_ms if tp in waiting or before is None else before.last_active_ms
+        clocks[tp] = PartitionClock(last_event, active_at)
+    frontier = alignment_frontier(
+        heads,
+        {} if available_now else clocks,
+        now_ms,
+        options.max_event_time_drift_ms,
+        options.idle_timeout_ms,
+    )
+    aligned = dict(ends)
+    held: list[TopicPartition] = []
+    if frontier is not None:
+        movable = {tp for tp in waiting if tp in heads and heads[tp] <= frontier}
+        cuts = kafka.offsets_for_times({tp: frontier + 1 for tp in movable})
+        for tp in sorted(waiting):
+            if tp not in heads:
+                continue  # no head seen in time: leave the partition unaligned this batch
+            if tp not in movable:
+                aligned[tp] = known[tp]
+                held.append(tp)
+                continue
+            cut = cuts.get(tp, -1)
+            if cut >= 0:
+                # At least the head itself: it is at or before the frontier.
+                aligned[tp] = min(ends[tp], max(cut, known[tp] + 1))
+    return AlignedEnds(aligned, frontier, tuple(held), EventTimePositions(clocks))
+
+
+def probe_event_times(
+    options: KafkaSourceOptions,
+    known: Mapping[TopicPartition, int],
+    waiting: set[TopicPartition],
+) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+    """Timestamps of the first unread record (heads, for ``waiting`` partitions) and of the
+    last record read (for every partition past offset 0), in one consumer pass."""
+    from confluent_kafka import Consumer, KafkaError
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    targets = {tp: offset for tp, offset in known.items() if offset > 0 or tp in waiting}
+    if not targets:
+        return {}, {}
+    config = {
+        **read_settings(options).consumer_config,
+        "enable.auto.commit": False,
+        "enable.partition.eof": True,
+        "auto.offset.reset": "earliest",  # a probe only: a deleted record is no error here
+    }
+    consumer = Consumer(config)
+    heads: dict[TopicPartition, int] = {}
+    last_events: dict[TopicPartition, int] = {}
+    pending = set(targets)
+    try:
+        consumer.assign(
+            [KafkaTopicPartition(tp.topic, tp.partition, max(o - 1, 0)) for tp, o in targets.items()]
+        )
+        deadline = time.monotonic() + _PROBE_TIMEOUT_S
+        while pending and time.monotonic() < deadline:
+            for message in consumer.consume(1000, timeout=0.5):
+                tp = TopicPartition(message.topic(), message.partition())
+                if tp not in pending:
+                    continue
+                error = message.error()
+                if error is not None:
+                    if error.code() == KafkaError._PARTITION_EOF:
+                        pending.discard(tp)
+                    continue
+                if message.offset() < targets[tp]:
+                    last_events[tp] = message.timestamp()[1]
+                    if tp not in waiting:
+                        pending.discard(tp)
+                else:
+                    heads[tp] = message.timestamp()[1]
+                    pending.discard(tp)
+                if tp not in pending:
+                    consumer.incremental_unassign([KafkaTopicPartition(tp.topic, tp.partition)])
+    finally:
+        consumer.close()
+    return {tp: ts for tp, ts in heads.items() if tp in waiting}, last_events
