@@ -146,3 +146,66 @@ def test_parallelism_auto() -> None:
     assert parsed.auto_parallelism is False and parsed.parallelism == 6
     with pytest.raises(InvalidOptionError, match="positive integer or 'auto'"):
         parse_options(lower({**BASE, "parallelism": "lots"}), "stream")
+
+
+def test_durations_take_sparks_forms() -> None:
+    for text, millis in [("500ms", 500), ("30s", 30_000), ("30 seconds", 30_000),
+                         ("5 minutes", 300_000), ("15m", 900_000), ("1h", 3_600_000), ("250", 250)]:
+        parsed = parse_options(lower({**BASE, "maxTriggerDelay": text}), "stream")
+        assert parsed.max_trigger_delay_ms == millis, text
+    assert parse_options(lower(BASE), "stream").max_trigger_delay_ms == 15 * 60_000
+    with pytest.raises(InvalidOptionError, match="'maxEventTimeDrift'.*'30 seconds'"):
+        parse_options(lower({**BASE, "maxEventTimeDrift": "soon"}), "stream")
+
+
+def test_alignment_and_group_options() -> None:
+    parsed = parse_options(
+        lower({**BASE, "maxEventTimeDrift": "20 seconds", "idleTimeout": "2m",
+               "commitOffsetsToGroup": "etl-lag"}),
+        "stream",
+    )
+    assert parsed.max_event_time_drift_ms == 20_000
+    assert parsed.idle_timeout_ms == 120_000
+    assert parsed.commit_offsets_to_group == "etl-lag"
+    assert parse_options(lower(BASE), "stream").max_event_time_drift_ms is None
+    with pytest.raises(InvalidOptionError, match="'commitOffsetsToGroup'"):
+        parse_options(lower({**BASE, "commitOffsetsToGroup": " "}), "stream")
+
+
+def test_time_bounds_and_their_precedence() -> None:
+    tp0 = TopicPartition("orders", 0)
+    options = {
+        **BASE,
+        "startingOffsets": "earliest",
+        "startingOffsetsByTimestamp": '{"orders":{"0":1700000000000}}',
+    }
+    parsed = parse_options(lower(options), "batch")
+    assert parsed.starting.keyword == "timestamp"
+    assert parsed.starting.by_timestamp == {tp0: 1_700_000_000_000}
+    parsed = parse_options(lower({**options, "startingTimestamp": "1700000000001"}), "batch")
+    assert parsed.starting.timestamp == 1_700_000_000_001 and parsed.starting.by_timestamp is None
+    ending = parse_options(lower({**BASE, "endingTimestamp": "5"}), "batch").ending
+    assert ending.keyword == "timestamp" and ending.no_match == "latest"
+    strategy = parse_options(
+        lower({**BASE, "startingTimestamp": "5", "startingOffsetsByTimestampStrategy": "LATEST"}),
+        "stream",
+    )
+    assert strategy.starting.no_match == "latest"
+
+
+@pytest.mark.parametrize(
+    ("options", "option", "words"),
+    [
+        ({"startingTimestamp": "yesterday"}, "startingTimestamp", "milliseconds since the epoch"),
+        ({"startingOffsetsByTimestamp": "{"}, "startingOffsetsByTimestamp", "not JSON"),
+        ({"startingOffsetsByTimestamp": '{"orders":{"0":-5}}'}, "startingOffsetsByTimestamp", ">= 0"),
+        ({"startingOffsetsByTimestamp": '{"x":{"0":5}}'}, "startingOffsetsByTimestamp", "subscription"),
+        ({"startingOffsetsByTimestampStrategy": "skip"}, "startingOffsetsByTimestampStrategy", "'error'"),
+        ({"endingTimestamp": "5"}, "endingTimestamp", "only valid for batch"),
+        ({"endingOffsetsByTimestamp": '{"orders":{"0":5}}'}, "endingOffsetsByTimestamp", "only valid for batch"),
+    ],
+)
+def test_bad_time_options(options: dict, option: str, words: str) -> None:
+    with pytest.raises(InvalidOptionError) as caught:
+        parse_options(lower({**BASE, **options}), "stream")
+    assert caught.value.option == option and words in str(caught.value)
