@@ -14,8 +14,13 @@ from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
-from integration_tests.spark_helpers import OUR_FORMAT, batch_read, run_available_now
-from integration_tests.spark_helpers import wait_until
+from integration_tests.spark_helpers import (
+    OUR_FORMAT,
+    batch_read,
+    run_available_now,
+    start_parquet_stream,
+    wait_until,
+)
 
 COMPACTED = {
     "cleanup.policy": "compact",
@@ -31,21 +36,10 @@ def positions_and_values(rows) -> list[tuple[int, int, bytes | None]]:
 
 
 def stream_all(spark: SparkSession, bootstrap: str, topic: str, tmp_path: Path, **options: str):
-    reader = (
-        spark.readStream.format(OUR_FORMAT)
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-    )
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    query = (
-        reader.load()
-        .writeStream.format("parquet")
-        .option("path", str(tmp_path / "out"))
-        .option("checkpointLocation", str(tmp_path / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
+    """Every row an AvailableNow run of our source writes to Parquet."""
+    query = start_parquet_stream(
+        spark, bootstrap, topic, tmp_path / "out", tmp_path / "checkpoint",
+        available_now=True, **options,
     )
     run_available_now(query)
     return spark.read.parquet(str(tmp_path / "out")).collect()

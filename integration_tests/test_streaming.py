@@ -7,7 +7,12 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from integration_tests.kafka_helpers import Record, create_topic, produce
-from integration_tests.spark_helpers import OUR_FORMAT, offset_log, run_available_now
+from integration_tests.spark_helpers import (
+    OUR_FORMAT,
+    offset_log,
+    run_available_now,
+    start_parquet_stream,
+)
 
 BASE_MS = 1_763_700_000_000
 
@@ -88,20 +93,12 @@ def test_new_records_are_read_by_the_next_run(
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
     def run(parallelism: str) -> None:
-        query = (
-            spark.readStream.format(OUR_FORMAT)
-            .option("kafka.bootstrap.servers", kafka_bootstrap)
-            .option("subscribe", topic_name)
-            .option("startingOffsets", "earliest")
-            .option("parallelism", parallelism)
-            .load()
-            .writeStream.format("parquet")
-            .option("path", str(output))
-            .option("checkpointLocation", str(checkpoint))
-            .trigger(availableNow=True)
-            .start()
+        run_available_now(
+            start_parquet_stream(
+                spark, kafka_bootstrap, topic_name, output, checkpoint,
+                available_now=True, parallelism=parallelism,
+            )
         )
-        run_available_now(query)
 
     run("2")
     second = produce(kafka_bootstrap, topic_name, [Record(value=b"b%d" % i) for i in range(60)])
