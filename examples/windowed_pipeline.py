@@ -5,6 +5,7 @@ Usage::
 
     python examples/windowed_pipeline.py                    # embedded broker, local[2]
     python examples/windowed_pipeline.py --plot alignment.png   # also draw it (needs matplotlib)
+    python examples/windowed_pipeline.py --minutes 4            # a shorter run
 
 Sensor readings arrive in a 2-partition topic. Partition 0 holds ten minutes of readings;
 partition 1 only its first minute, the other nine arrive later (a gateway that was offline
@@ -40,7 +41,6 @@ from connector import KafkaSource
 from connector.local_kafka import LocalKafka
 
 T0 = 1_763_700_000_000  # 2025-11-21T04:40:00Z, a whole minute
-MINUTES = 10
 
 
 def produce_readings(bootstrap: str, topic: str, partition: int, seconds: range) -> None:
@@ -77,11 +77,13 @@ def offsets_in(checkpoint: Path) -> list[dict]:
     return batches
 
 
-def run(spark: SparkSession, bootstrap: str, aligned: bool, work: Path) -> tuple[dict, list]:
+def run(
+    spark: SparkSession, bootstrap: str, aligned: bool, work: Path, minutes: int
+) -> tuple[dict, list]:
     """One pass of the scenario on a fresh topic; returns window counts and the batch log."""
     topic = f"sensor-readings-{'aligned' if aligned else 'unaligned'}-{int(time.time())}"
     create_topic(bootstrap, topic)
-    produce_readings(bootstrap, topic, 0, range(MINUTES * 60))
+    produce_readings(bootstrap, topic, 0, range(minutes * 60))
     produce_readings(bootstrap, topic, 1, range(60))
     checkpoint, output = work / topic / "checkpoint", work / topic / "windows"
     reader = (
@@ -110,10 +112,10 @@ def run(spark: SparkSession, bootstrap: str, aligned: bool, work: Path) -> tuple
         # Wait until partition 1's first minute is read and a committed batch has moved the
         # watermark: only then is the rest of partition 1 "late" for Spark.
         wait_for(lambda: settled(checkpoint), query)
-        produce_readings(bootstrap, topic, 1, range(60, MINUTES * 60))  # the late upload
+        produce_readings(bootstrap, topic, 1, range(60, minutes * 60))  # the late upload
         produce_readings(bootstrap, topic, 0, range(2000, 2001))  # later readings close
         produce_readings(bootstrap, topic, 1, range(2000, 2001))  # every window
-        wait_for(lambda: finished_windows(spark, output) >= MINUTES, query)
+        wait_for(lambda: finished_windows(spark, output) >= minutes, query)
     finally:
         query.stop()
     rows = spark.read.parquet(str(output)).collect()
@@ -153,7 +155,7 @@ def wait_for(condition, query, timeout_s: float = 300) -> None:
         time.sleep(0.5)
 
 
-def plot(batches_by_run: dict[str, list], path: Path) -> None:
+def plot(batches_by_run: dict[str, list], path: Path, minutes: int) -> None:
     """Event-time position of each partition and the watermark, per batch, for both runs."""
     import matplotlib
 
@@ -165,7 +167,7 @@ def plot(batches_by_run: dict[str, list], path: Path) -> None:
         ids = range(len(batches))
         for partition, colour, width in ((0, "tab:blue", 4.0), (1, "tab:orange", 1.8)):
             # Records carry one second each from T0, so offset n has event time n seconds.
-            seconds = [min(b["offsets"].get(partition, 0), MINUTES * 60) for b in batches]
+            seconds = [min(b["offsets"].get(partition, 0), minutes * 60) for b in batches]
             axis.step(ids, seconds, where="post", color=colour, linewidth=width, alpha=0.85,
                       label=f"partition {partition} read up to")
         marks = [max(0, (b["watermark"] - T0) / 1000) for b in batches]
@@ -174,7 +176,7 @@ def plot(batches_by_run: dict[str, list], path: Path) -> None:
         axis.set_xlabel("micro-batch")
         axis.grid(alpha=0.3)
     axes[0].set_ylabel("event time (seconds after start)")
-    axes[0].set_ylim(0, MINUTES * 60 + 30)
+    axes[0].set_ylim(0, minutes * 60 + 30)
     axes[1].legend(loc="lower right")
     figure.suptitle("Partition 1 lags: records below the watermark are dropped as late")
     figure.tight_layout()
@@ -187,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"))
     parser.add_argument("--output", type=Path, default=Path("output/windowed"))
     parser.add_argument("--plot", type=Path, help="write a PNG of both runs (needs matplotlib)")
+    parser.add_argument("--minutes", type=int, default=10, help="minutes of readings (>= 3)")
     args = parser.parse_args(argv)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     shutil.rmtree(args.output, ignore_errors=True)
@@ -204,22 +207,22 @@ def main(argv: list[str] | None = None) -> int:
     broker = None if args.bootstrap else LocalKafka()
     try:
         bootstrap = args.bootstrap or broker.start()
-        unaligned, unaligned_batches = run(spark, bootstrap, False, args.output)
-        aligned, aligned_batches = run(spark, bootstrap, True, args.output)
+        unaligned, unaligned_batches = run(spark, bootstrap, False, args.output, args.minutes)
+        aligned, aligned_batches = run(spark, bootstrap, True, args.output, args.minutes)
     finally:
         if broker is not None:
             broker.stop()
         spark.stop()
     print(f"{'window':<8}{'unaligned':>11}{'aligned':>9}")
-    for minute in range(MINUTES):
+    for minute in range(args.minutes):
         print(f"00:{minute:02d}   {unaligned.get(minute, 0):>11}{aligned.get(minute, 0):>9}")
-    total = range(MINUTES)
+    total = range(args.minutes)
     print(f"{'total':<8}{sum(unaligned.get(m, 0) for m in total):>11}"
           f"{sum(aligned.get(m, 0) for m in total):>9}")
-    print(f"readings produced: {2 * MINUTES * 60} (plus 2 that close the last windows)")
+    print(f"readings produced: {2 * args.minutes * 60} (plus 2 that close the last windows)")
     if args.plot:
         plot({"without alignment": unaligned_batches,
-              "maxEventTimeDrift = 20 seconds": aligned_batches}, args.plot)
+              "maxEventTimeDrift = 20 seconds": aligned_batches}, args.plot, args.minutes)
         print(f"plot written to {args.plot}")
     return 0
 

@@ -28,3 +28,21 @@ def test_etl_pipeline_writes_the_clean_events(
     assert '"version": 1, "slots": [' in done.stdout
     events = list((tmp_path / "etl" / "events").glob("*.parquet"))
     assert events, "the pipeline wrote no Parquet file"
+
+
+def test_windowed_pipeline_counts_everything_only_with_alignment(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "windowed_pipeline.py"),
+        "--bootstrap", kafka_bootstrap,
+        "--minutes", "4",
+        "--output", str(tmp_path / "windowed"),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    totals = next(line for line in done.stdout.splitlines() if line.startswith("total"))
+    unaligned, aligned = (int(n) for n in totals.split()[1:])
+    assert aligned == 480, done.stdout
+    assert unaligned < 480, "without alignment the lagging partition loses records"
