@@ -46,6 +46,11 @@ def test_batch_rows_equal_builtin_source(
     ours_rows = ordered(ours).collect()
     assert len(ours_rows) == 300
     assert {row.timestampType for row in ours_rows} == {0 if timestamp_type == "CreateTime" else 1}
+    millis = [int(row.timestamp.timestamp() * 1000) for row in ours_rows]
+    if timestamp_type == "CreateTime":
+        assert min(millis) == 1_700_000_000_000, "the producer's timestamps are kept"
+    else:
+        assert min(millis) > 1_700_000_000_000 + 10**9, "the broker's append time replaces them"
     assertDataFrameEqual(ordered(ours), ordered(theirs), checkRowOrder=True)
 
 
@@ -80,3 +85,9 @@ def test_parallelism_and_min_partitions_do_not_change_rows(
     assert split.rdd.getNumPartitions() == 7
     theirs = batch_read(spark, BUILTIN_FORMAT, kafka_bootstrap, topic_name)
     assertDataFrameEqual(ordered(split), ordered(theirs), checkRowOrder=True)
+    capped = batch_read(
+        spark, OUR_FORMAT, kafka_bootstrap, topic_name, maxRecordsPerPartition="60"
+    )
+    assert capped.rdd.getNumPartitions() == 9  # ceil(500 / 60)
+    sizes = capped.rdd.glom().map(len).collect()
+    assert max(sizes) <= 60 and sum(sizes) == 500

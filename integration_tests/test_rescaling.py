@@ -98,6 +98,48 @@ def test_partitions_added_mid_stream_are_read_from_their_first_record(
     assert all(slots_of(last)), "the new partitions went to the emptier slots"
 
 
+def test_new_topic_matching_the_pattern_joins(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    first_topic, later_topic = f"{topic_name}-a", f"{topic_name}-b"
+    create_topic(kafka_bootstrap, first_topic, partitions=2)
+    produce(kafka_bootstrap, first_topic, [Record(value=b"a%d" % i) for i in range(20)])
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    reader = (
+        spark.readStream.format("kafka-rescalable")
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("subscribePattern", f"{topic_name}-.*")
+        .option("startingOffsets", "earliest")
+        .load()
+    )
+    query = (
+        reader.writeStream.format("parquet")
+        .option("path", str(output))
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )
+    try:
+        wait_until(lambda: committed_batches(checkpoint) >= 1, "the first batch")
+        create_topic(kafka_bootstrap, later_topic, partitions=3)
+        produce(kafka_bootstrap, later_topic, [Record(value=b"b%d" % i) for i in range(30)])
+
+        def later_topic_read() -> bool:
+            assert query.exception() is None, query.exception()
+            if not output.exists():
+                return False
+            rows = spark.read.parquet(str(output)).where(f"topic = '{later_topic}'").count()
+            return rows == 30
+
+        wait_until(later_topic_read, "the new topic's records")
+    finally:
+        query.stop()
+    documents = offset_log(checkpoint)
+    owned = set().union(*slots_of(documents[max(documents)]))
+    assert owned == {(first_topic, p) for p in range(2)} | {(later_topic, p) for p in range(3)}
+    assert len(documents[max(documents)]["slots"]) == 5, "one slot per partition by default"
+
+
 def test_checkpoint_of_builtin_source_is_refused(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
