@@ -167,6 +167,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._backlog = backlog_report(end_state, latest)
         if end_state == current:
             return start  # nothing to read and nothing moved: no batch, even if clocks ticked
+        self._last_trigger_ms = time.time() * 1000  # maxTriggerDelay counts from here
         return SlotsDocument(end_state, extras).to_dict()
 
     def _should_wait(
@@ -189,7 +190,6 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             overdue = now_ms - self._last_trigger_ms >= self._options.max_trigger_delay_ms
             if waiting < minimum and not overdue:
                 return True
-        self._last_trigger_ms = now_ms
         return False
 
     def _end_offsets(
