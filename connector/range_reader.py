@@ -5,12 +5,20 @@ beyond, or the partition's end-of-log event at or beyond ``until``. The second r
 keeps the reader from hanging on offset gaps: compacted-away records, transaction markers and
 (under ``read_committed``) aborted records leave offsets no record will ever be delivered for,
 yet the end-of-log event still arrives once the consumer has passed them.
+
+Each ``consume()`` batch without error events (nearly all of them) is turned into one Arrow
+batch first and then cut with Arrow kernels, per run of consecutive records of one partition,
+so no Python code runs per record beyond the accessor calls in
+:func:`connector.arrow_rows.messages_to_batch`. A batch holding an error event (end of log,
+lost records, a failure) is handled record by record, which gives the same result.
 """
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -20,8 +28,24 @@ from connector.arrow_rows import messages_to_batch
 from connector.errors import DataLossError, KafkaReadError
 from state import OffsetRange, TopicPartition
 
-__all__ = ["RangeReadSettings", "read_ranges"]
+__all__ = ["FETCH_DEFAULTS", "RangeReadSettings", "read_ranges"]
 
+FETCH_DEFAULTS: Mapping[str, str] = {
+    # librdkafka waits this long before fetching again for a partition whose prefetch queue
+    # was full (default 1000 ms). A reader that drains the queue as fast as it can then sits
+    # idle most of each second: with the default, a consumer of 100-byte records gets a fifth
+    # of the records per second it gets with 1 ms (see benchmarks/RESULTS.md).
+    "fetch.queue.backoff.ms": "1",
+}
+"""Consumer settings the executors use unless ``kafka.*`` options set them."""
+
+# consume() returns when it has as many messages as asked for or when this wait is over. A
+# task asks for no more than the offsets its ranges have left, so it only waits when offsets
+# hold no record (compaction, transaction markers) and the end-of-log event is still to come.
+_CONSUME_WAIT_S = 0.1
+
+# Partition identity inside the hot loops: a plain tuple, not a validated TopicPartition.
+_Key = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -46,6 +70,7 @@ def read_ranges(ranges: Sequence[OffsetRange], settings: RangeReadSettings) -> I
 
     consumer = Consumer(
         {
+            **FETCH_DEFAULTS,
             **settings.consumer_config,
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
@@ -80,47 +105,38 @@ def _rounds(ranges: Sequence[OffsetRange]) -> list[dict[TopicPartition, OffsetRa
 def _read_round(
     consumer: object, pending: dict[TopicPartition, OffsetRange], settings: RangeReadSettings
 ) -> Iterator[pa.RecordBatch]:
-    from confluent_kafka import KafkaError
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-    remaining = dict(pending)
+    remaining: dict[_Key, OffsetRange] = {(r.topic, r.partition): r for r in pending.values()}
+    topics = {r.topic for r in remaining.values()}
+    # With one topic every record is known to belong to it, so its column is a constant.
+    single_topic = next(iter(topics)) if len(topics) == 1 else None
     consumer.assign(  # type: ignore[attr-defined]
         [KafkaTopicPartition(r.topic, r.partition, r.start) for r in remaining.values()]
     )
 
-    def finish(tp: TopicPartition) -> None:
-        del remaining[tp]
-        consumer.incremental_unassign([KafkaTopicPartition(tp.topic, tp.partition)])  # type: ignore[attr-defined]
+    def finish(key: _Key) -> None:
+        del remaining[key]
+        consumer.incremental_unassign([KafkaTopicPartition(*key)])  # type: ignore[attr-defined]
 
     last_progress = time.monotonic()
     while remaining:
-        messages = consumer.consume(settings.batch_size, timeout=1.0)  # type: ignore[attr-defined]
-        rows = []
-        for message in messages:
-            tp = TopicPartition(message.topic(), message.partition())
-            offset_range = remaining.get(tp)
-            if offset_range is None:
-                continue  # fetched before its range finished; not ours to emit
-            error = message.error()
-            if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF:
-                    if message.offset() < offset_range.until:
-                        _report_truncation(offset_range, message.offset(), settings)
-                    finish(tp)
-                elif error.code() == KafkaError._AUTO_OFFSET_RESET:
-                    _skip_lost_records(consumer, offset_range, remaining, settings, finish)
+        with _cycle_collector_paused():
+            wanted = min(settings.batch_size, _offsets_left(consumer, remaining))
+            messages = consumer.consume(wanted, timeout=_CONSUME_WAIT_S)  # type: ignore[attr-defined]
+            batch = None
+            received = bool(messages)
+            if received:
+                # "is not None": KafkaError's == against None raises inside confluent-kafka.
+                if not [message for message in messages if message.error() is not None]:
+                    whole = messages_to_batch(messages, settings.include_headers, single_topic)
+                    batch = _take_in_range(whole, remaining, finish, single_topic)
                 else:
-                    msg = f"reading {_describe(offset_range)} failed: {error.str()}"
-                    raise KafkaReadError(msg, error)
-                continue
-            offset = message.offset()
-            if offset >= offset_range.until:
-                finish(tp)
-                continue
-            rows.append(message)
-            if offset >= offset_range.until - 1:
-                finish(tp)
-        if messages:
+                    rows = _accept_with_events(consumer, messages, remaining, settings, finish)
+                    if rows:
+                        batch = messages_to_batch(rows, settings.include_headers, single_topic)
+                del messages
+        if received:
             last_progress = time.monotonic()
         elif (time.monotonic() - last_progress) * 1000 > settings.poll_timeout_ms:
             waiting = ", ".join(_describe(r) for r in sorted(remaining.values(), key=_key))
@@ -130,21 +146,161 @@ def _read_round(
                 "'kafkaConsumer.pollTimeoutMs'"
             )
             raise KafkaReadError(msg)
-        if rows:
-            yield messages_to_batch(rows, settings.include_headers)
+        if batch is not None and batch.num_rows:
+            yield batch
+
+
+def _offsets_left(consumer: object, remaining: Mapping[_Key, OffsetRange]) -> int:
+    """Offsets the remaining ranges have still to read (at least 1), from the positions.
+
+    A partition's position is the offset after the last record ``consume()`` returned, or
+    invalid (negative) before the first one.
+    """
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    positions = consumer.position(  # type: ignore[attr-defined]
+        [KafkaTopicPartition(topic, partition) for topic, partition in remaining]
+    )
+    left = 0
+    for position in positions:
+        offset_range = remaining[(position.topic, position.partition)]
+        left += offset_range.until - max(position.offset, offset_range.start)
+    return max(1, left)
+
+
+@contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """Keep Python's cycle collector from running while one consumed batch is converted.
+
+    ``consume()`` allocates thousands of GC-tracked objects per call (messages, timestamp
+    tuples) that reference counting frees when the batch is done; meanwhile the collector
+    would scan them, and the whole heap now and then, again and again: about 30% of a
+    reader's CPU time. Nothing here creates reference cycles, and the collector is on again
+    (if it was) before the batch is handed to Spark.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _take_in_range(
+    batch: pa.RecordBatch,
+    remaining: dict[_Key, OffsetRange],
+    finish: Callable[[_Key], None],
+    single_topic: str | None,
+) -> pa.RecordBatch | None:
+    """Return the rows of ``batch`` (records, no error event) that their ranges want.
+
+    The same rule as :func:`_accept_with_events` applies record by record, computed once per
+    run of consecutive records of one partition: a run of a partition not (or no longer)
+    remaining is dropped; otherwise its records are kept up to the first one at or past
+    ``until - 1``, which is kept itself when it is below ``until``, and the partition is done.
+    """
+    import pyarrow.compute as pc  # not at the top: the driver imports this module too
+
+    count = batch.num_rows
+    partitions = batch.column(3)
+    offsets = batch.column(4)
+    if count > 1:
+        changes = pc.not_equal(partitions.slice(1), partitions.slice(0, count - 1))
+        if single_topic is None:
+            topic_column = batch.column(2)
+            changes = pc.or_(
+                changes, pc.not_equal(topic_column.slice(1), topic_column.slice(0, count - 1))
+            )
+        starts = [0, *(index + 1 for index in pc.indices_nonzero(changes).to_pylist())]
+    else:
+        starts = [0]
+    first_rows = pa.array(starts, pa.int64())
+    run_partitions = partitions.take(first_rows).to_pylist()
+    if single_topic is None:
+        run_topics = batch.column(2).take(first_rows).to_pylist()
+    else:
+        run_topics = [single_topic] * len(starts)
+    bounds = [*starts, count]
+    kept: list[list[int]] = []
+    for index, key in enumerate(zip(run_topics, run_partitions, strict=True)):
+        offset_range = remaining.get(key)
+        if offset_range is None:
+            continue  # fetched before its range finished; not ours to emit
+        low, high = bounds[index], bounds[index + 1]
+        last = offset_range.until - 1
+        run = offsets.slice(low, high - low)
+        stop = high
+        if pc.max(run).as_py() >= last:
+            first = pc.indices_nonzero(pc.greater_equal(run, last))[0].as_py()
+            stop = low + first + (1 if run[first].as_py() < offset_range.until else 0)
+            finish(key)
+        if stop == low:
+            continue
+        if kept and kept[-1][1] == low:
+            kept[-1][1] = stop
+        else:
+            kept.append([low, stop])
+    if not kept:
+        return None
+    if len(kept) == 1:
+        low, stop = kept[0]
+        return batch if stop - low == count else batch.slice(low, stop - low)
+    rows = [row for low, stop in kept for row in range(low, stop)]
+    return batch.take(pa.array(rows, pa.int64()))
+
+
+def _accept_with_events(
+    consumer: object,
+    messages: Sequence[object],
+    remaining: dict[_Key, OffsetRange],
+    settings: RangeReadSettings,
+    finish: Callable[[_Key], None],
+) -> list[object]:
+    """Return the records of a batch that holds error events, one message at a time."""
+    from confluent_kafka import KafkaError
+
+    rows = []
+    for message in messages:
+        key = (message.topic(), message.partition())  # type: ignore[attr-defined]
+        offset_range = remaining.get(key)
+        if offset_range is None:
+            continue  # fetched before its range finished; not ours to emit
+        error = message.error()  # type: ignore[attr-defined]
+        if error is not None:
+            if error.code() == KafkaError._PARTITION_EOF:  # type: ignore[attr-defined]
+                if message.offset() < offset_range.until:  # type: ignore[attr-defined]
+                    _report_truncation(offset_range, message.offset(), settings)  # type: ignore[attr-defined]
+                finish(key)
+            elif error.code() == KafkaError._AUTO_OFFSET_RESET:  # type: ignore[attr-defined]
+                _skip_lost_records(consumer, offset_range, remaining, settings, finish)
+            else:
+                msg = f"reading {_describe(offset_range)} failed: {error.str()}"  # type: ignore[attr-defined]
+                raise KafkaReadError(msg, error)
+            continue
+        offset = message.offset()  # type: ignore[attr-defined]
+        if offset >= offset_range.until:
+            finish(key)
+            continue
+        rows.append(message)
+        if offset >= offset_range.until - 1:
+            finish(key)
+    return rows
 
 
 def _skip_lost_records(
     consumer: object,
     offset_range: OffsetRange,
-    remaining: dict[TopicPartition, OffsetRange],
+    remaining: dict[_Key, OffsetRange],
     settings: RangeReadSettings,
-    finish: object,
+    finish: Callable[[_Key], None],
 ) -> None:
     """The range's start is gone (retention or truncation): fail, or go on from what is left."""
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
     tp = offset_range.topic_partition
+    key = (tp.topic, tp.partition)
     low, _high = consumer.get_watermark_offsets(  # type: ignore[attr-defined]
         KafkaTopicPartition(tp.topic, tp.partition), timeout=10.0, cached=False
     )
@@ -159,9 +315,9 @@ def _skip_lost_records(
         )
     logger.warning("%s; skipping them because failOnDataLoss is false", msg)
     if lost_until >= offset_range.until:
-        finish(tp)  # type: ignore[operator]
+        finish(key)
         return
-    remaining[tp] = OffsetRange(tp.topic, tp.partition, lost_until, offset_range.until)
+    remaining[key] = OffsetRange(tp.topic, tp.partition, lost_until, offset_range.until)
     # After an out-of-range error librdkafka refuses seek(); assigning anew restarts the fetch.
     consumer.incremental_unassign([KafkaTopicPartition(tp.topic, tp.partition)])  # type: ignore[attr-defined]
     consumer.incremental_assign([KafkaTopicPartition(tp.topic, tp.partition, lost_until)])  # type: ignore[attr-defined]

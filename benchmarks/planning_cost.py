@@ -1,0 +1,95 @@
+"""Driver-side planning cost per micro-batch: ``latestOffset`` then ``partitions``.
+
+The stream reader is called directly, as Spark's driver-side Python process calls it, with
+no Spark involved: each call plans the same batch, from the earliest offsets to the latest,
+of a topic whose every partition holds a few records, so every partition has a range to read
+and gets a task (one slot per partition, the default).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+
+from benchmarks.data import create_topic, fill_partitions
+from benchmarks.profiling import profile_call
+
+__all__ = ["PlanningCost", "measure_planning", "profile_planning"]
+
+
+@dataclass(frozen=True)
+class PlanningCost:
+    """Median milliseconds of each call over ``calls`` micro-batches of one topic."""
+
+    partitions: int
+    calls: int
+    tasks: int
+    latest_offset_ms: float
+    partitions_ms: float
+    total_ms: float
+
+
+def measure_planning(bootstrap: str, topic: str, partitions: int, calls: int) -> PlanningCost:
+    """Create ``topic`` with ``partitions`` partitions and time ``calls`` plannings of it."""
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    create_topic(bootstrap, topic, partitions)
+    fill_partitions(bootstrap, topic, partitions, per_partition=10)
+    reader = _reader(bootstrap, topic)
+    try:
+        start = reader.initialOffset()
+        # One untimed batch: the admin client connects and fetches metadata the first time.
+        reader.partitions(start, reader.latestOffset(start, ReadAllAvailable()))
+        latest_ms, partitions_ms, total_ms = [], [], []
+        tasks = 0
+        for _ in range(calls):
+            began = time.perf_counter()
+            end = reader.latestOffset(start, ReadAllAvailable())
+            planned = time.perf_counter()
+            tasks = len(reader.partitions(start, end))
+            done = time.perf_counter()
+            latest_ms.append((planned - began) * 1000)
+            partitions_ms.append((done - planned) * 1000)
+            total_ms.append((done - began) * 1000)
+    finally:
+        reader.stop()
+    if tasks != partitions:
+        msg = f"planning {topic} gave {tasks} tasks, expected one per partition ({partitions})"
+        raise RuntimeError(msg)
+    return PlanningCost(
+        partitions=partitions,
+        calls=calls,
+        tasks=tasks,
+        latest_offset_ms=statistics.median(latest_ms),
+        partitions_ms=statistics.median(partitions_ms),
+        total_ms=statistics.median(total_ms),
+    )
+
+
+def profile_planning(bootstrap: str, topic: str) -> str:
+    """Profile one micro-batch of ``topic`` (made by measure_planning) with cProfile."""
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    reader = _reader(bootstrap, topic)
+    try:
+        start = reader.initialOffset()
+        reader.partitions(start, reader.latestOffset(start, ReadAllAvailable()))
+
+        def plan() -> None:
+            reader.partitions(start, reader.latestOffset(start, ReadAllAvailable()))
+
+        return profile_call(plan)
+    finally:
+        reader.stop()
+
+
+def _reader(bootstrap: str, topic: str):
+    from connector.options import parse_options
+    from connector.stream_reader import KafkaStreamReader
+
+    options = parse_options(
+        {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, "startingOffsets": "earliest"},
+        "stream",
+    )
+    return KafkaStreamReader(options)

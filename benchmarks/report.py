@@ -1,0 +1,250 @@
+"""The machine, the versions and the result tables, as Markdown."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from benchmarks.planning_cost import PlanningCost
+from benchmarks.rebalancer_bench import RebalanceResult
+from benchmarks.workloads import Workload
+
+__all__ = [
+    "Targets",
+    "ThroughputRow",
+    "environment",
+    "planning_table",
+    "rebalancer_table",
+    "split_table",
+    "targets",
+    "throughput_table",
+]
+
+RATIO_VS_BUILTIN = 1.0
+RATIO_VS_CLIENT = 0.8
+PLANNING_MS = 100.0
+REBALANCE_MS = 200.0
+
+
+@dataclass(frozen=True)
+class ThroughputRow:
+    """Rows per second of every contender for one workload and query.
+
+    ``*_first`` is the first (warm-up) run, the others the best timed run after it;
+    ``*_in_batches`` and ``*_outside_s`` split that best run into the rows per second inside
+    its micro-batches and the seconds spent outside them (query start and stop).
+    """
+
+    workload: Workload
+    query: str
+    ours: float
+    builtin: float
+    client: float
+    ours_first: float
+    builtin_first: float
+    ours_in_batches: float
+    builtin_in_batches: float
+    ours_outside_s: float
+    builtin_outside_s: float
+
+    @property
+    def vs_builtin(self) -> float:
+        """Ours over Spark's built-in source."""
+        return self.ours / self.builtin
+
+    @property
+    def vs_client(self) -> float:
+        """Ours over the raw client limit."""
+        return self.ours / self.client
+
+
+def environment(command: str) -> str:
+    """Date, machine and versions, for the head of the results."""
+    import confluent_kafka
+    import pyarrow
+    import pyspark
+
+    from connector._jars import KAFKA_VERSION
+    from integration_tests.reference_source import BUILTIN_KAFKA_SOURCE
+
+    # version() is a string in recent releases and a (string, int) pair in older ones.
+    client = confluent_kafka.version()
+    client = client if isinstance(client, str) else client[0]
+    librdkafka = confluent_kafka.libversion()[0]
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    lines = [
+        f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- Command: `{command}`",
+        f"- Machine: {os.cpu_count()} cores (nproc), {_memory()} memory, CPU `{_cpu_model()}`",
+        f"- Load average at start (1/5/15 min): {_load()}",
+        f"- Python {platform.python_version()}, PySpark {pyspark.__version__}, "
+        f"pyarrow {pyarrow.__version__}, confluent-kafka {client} (librdkafka {librdkafka})",
+        f"- Java: {java.splitlines()[0] if java else 'unknown'}",
+        f"- Broker: embedded Apache Kafka {KAFKA_VERSION} (KRaft, one node, plaintext, loopback)",
+        f"- Spark's built-in source: {', '.join(BUILTIN_KAFKA_SOURCE)}",
+    ]
+    return "\n".join(lines)
+
+
+def load_average() -> str:
+    """``1.02 / 0.80 / 0.55``."""
+    return _load()
+
+
+def throughput_table(rows: Sequence[ThroughputRow]) -> str:
+    """Rows per second per workload and query, and the two ratios."""
+    head = (
+        "| workload | query | ours rows/s | built-in rows/s | client limit rows/s | "
+        "ours / built-in | ours / client limit | first run: ours / built-in rows/s |\n"
+        "|---|---|--:|--:|--:|--:|--:|--:|"
+    )
+    body = [
+        f"| {row.workload.description} | {row.query} | {row.ours:,.0f} | {row.builtin:,.0f} | "
+        f"{row.client:,.0f} | {row.vs_builtin:.2f} | {row.vs_client:.2f} | "
+        f"{row.ours_first:,.0f} / {row.builtin_first:,.0f} |"
+        for row in rows
+    ]
+    return "\n".join([head, *body])
+
+
+def split_table(rows: Sequence[ThroughputRow]) -> str:
+    """Split the best runs into micro-batch throughput and time outside micro-batches."""
+    head = (
+        "| workload | query | ours rows/s in batches | built-in rows/s in batches | "
+        "in batches: ours / built-in | s outside batches: ours / built-in |\n"
+        "|---|---|--:|--:|--:|--:|"
+    )
+    body = [
+        f"| {row.workload.key} | {row.query} | {row.ours_in_batches:,.0f} | "
+        f"{row.builtin_in_batches:,.0f} | {row.ours_in_batches / row.builtin_in_batches:.2f} | "
+        f"{row.ours_outside_s:.1f} / {row.builtin_outside_s:.1f} |"
+        for row in rows
+    ]
+    return "\n".join([head, *body])
+
+
+def planning_table(costs: Sequence[PlanningCost]) -> str:
+    """Median milliseconds of one micro-batch's planning per topic size."""
+    head = (
+        "| partitions | tasks | latestOffset ms | partitions ms | total ms (median of calls) |\n"
+        "|--:|--:|--:|--:|--:|"
+    )
+    body = [
+        f"| {c.partitions:,} | {c.tasks:,} | {c.latest_offset_ms:.1f} | {c.partitions_ms:.1f} | "
+        f"{c.total_ms:.1f} ({c.calls}) |"
+        for c in costs
+    ]
+    return "\n".join([head, *body])
+
+
+def rebalancer_table(results: Sequence[RebalanceResult]) -> str:
+    """Median milliseconds and partitions moved per rebalance case."""
+    head = (
+        "| case | median ms (runs) | partitions moved | fewest possible for count balance |\n"
+        "|---|--:|--:|--:|"
+    )
+    body = [
+        f"| {r.case.description} | {r.median_ms:.0f} ({r.runs}) | {r.moved:,} | "
+        f"{r.minimum_moved:,} |"
+        for r in results
+    ]
+    return "\n".join([head, *body])
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Each target of the issue, and whether this run met it."""
+
+    lines: tuple[tuple[str, bool | None], ...]
+
+    def markdown(self) -> str:
+        """List the targets, each met, MISSED or not measured."""
+        marks = {True: "met", False: "MISSED", None: "not measured"}
+        return "\n".join(f"- {text}: **{marks[met]}**" for text, met in self.lines)
+
+
+def targets(
+    throughput: Sequence[ThroughputRow],
+    planning: Sequence[PlanningCost],
+    rebalances: Sequence[RebalanceResult],
+) -> Targets:
+    """Check the issue's four targets against this run's numbers."""
+    lines: list[tuple[str, bool | None]] = []
+    if throughput:
+        worst = min(throughput, key=lambda row: row.vs_builtin)
+        lines.append(
+            (
+                f"ours / built-in >= {RATIO_VS_BUILTIN} on every workload and query "
+                f"(lowest {worst.vs_builtin:.2f}: {worst.workload.key}, {worst.query})",
+                worst.vs_builtin >= RATIO_VS_BUILTIN,
+            )
+        )
+        small = [r for r in throughput if r.workload.key == "100B" and r.query == "noop"]
+        if small:
+            lines.append(
+                (
+                    f"ours / client limit >= {RATIO_VS_CLIENT} on the 100-byte workload "
+                    f"({small[0].vs_client:.2f})",
+                    small[0].vs_client >= RATIO_VS_CLIENT,
+                )
+            )
+    else:
+        lines.append((f"ours / built-in >= {RATIO_VS_BUILTIN}", None))
+        lines.append((f"ours / client limit >= {RATIO_VS_CLIENT}", None))
+    largest = max(planning, key=lambda c: c.partitions, default=None)
+    if largest is None:
+        lines.append((f"planning < {PLANNING_MS:.0f} ms per micro-batch", None))
+    else:
+        lines.append(
+            (
+                f"planning < {PLANNING_MS:.0f} ms per micro-batch at {largest.partitions:,} "
+                f"partitions ({largest.total_ms:.0f} ms)",
+                largest.total_ms < PLANNING_MS,
+            )
+        )
+    big = [r for r in rebalances if r.case.partitions == 100_000 and r.case.to_slots == 1_000]
+    if big:
+        slowest = max(r.median_ms for r in big)
+        lines.append(
+            (
+                f"rebalancer < {REBALANCE_MS:.0f} ms for 100,000 partitions over 1,000 slots "
+                f"(slowest case {slowest:.0f} ms)",
+                slowest < REBALANCE_MS,
+            )
+        )
+    else:
+        lines.append((f"rebalancer < {REBALANCE_MS:.0f} ms", None))
+    return Targets(tuple(lines))
+
+
+def _memory() -> str:
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemTotal:"):
+                    return f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    except OSError:
+        pass
+    return "unknown"
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _load() -> str:
+    try:
+        return " / ".join(f"{value:.2f}" for value in os.getloadavg())
+    except OSError:
+        return "unknown"

@@ -1,0 +1,225 @@
+"""Run every benchmark and print the results as Markdown.
+
+Usage::
+
+    .venv/bin/python -m benchmarks.run            # full run, about 10-20 minutes on 2 cores
+    .venv/bin/python -m benchmarks.run --quick    # small sizes, a smoke test of 2-3 minutes
+
+One embedded broker, one ``local[2]`` Spark session and one topic per workload serve every
+contender. Per workload and query each Spark source runs once first (reported, but not used
+for the ratios: it warms Python workers and the JIT), then ``--runs`` times; the best timed
+run counts. The raw client limit runs ``--runs`` times as well, the best counts. Rows per
+second are the topic's records over the wall time of the whole query (or read), start-up
+included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks import report
+from benchmarks.client_limit import client_limit
+from benchmarks.data import create_topic, produce
+from benchmarks.planning_cost import PlanningCost, measure_planning, profile_planning
+from benchmarks.rebalancer_bench import (
+    RebalanceResult,
+    cases,
+    measure_rebalance,
+    profile_rebalance,
+)
+from benchmarks.spark_throughput import (
+    BUILTIN,
+    OURS,
+    QUERIES,
+    QueryRun,
+    run_query,
+    spark_session,
+)
+from benchmarks.workloads import Workload, workloads
+
+__all__ = ["BROKER_JVM_OPTIONS", "main"]
+
+PLANNING_PARTITIONS = (8, 256, 2_048)
+CONSUME_BATCH = 10_000
+"""Records per ``consume()`` for the client limit: our executors' default batch size."""
+
+
+def _broker_jvm_options() -> tuple[str, ...]:
+    """Return the test broker's JVM options with the JIT's optimizing tier and a 1 GiB heap."""
+    from connector.local_kafka import DEFAULT_JVM_OPTIONS
+
+    options = [o for o in DEFAULT_JVM_OPTIONS if o != "-XX:TieredStopAtLevel=1"]
+    return tuple("-Xmx1g" if o.startswith("-Xmx") else o for o in options)
+
+
+BROKER_JVM_OPTIONS = _broker_jvm_options()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmarks; return the exit code (0 even when a target is missed)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+    parser.add_argument(
+        "--runs", type=int, default=None, help="timed runs after the first (default: 3, quick: 1)"
+    )
+    parser.add_argument("--only", choices=("throughput", "planning", "rebalancer"), action="append")
+    parser.add_argument(
+        "--profile", action="store_true", help="add cProfile listings of planning and rebalancer"
+    )
+    parser.add_argument("--markdown", type=Path, help="also write the results to this file")
+    args = parser.parse_args(argv)
+    runs = args.runs if args.runs is not None else (1 if args.quick else 3)
+    parts = set(args.only or ("throughput", "planning", "rebalancer"))
+    given = list(argv) if argv is not None else sys.argv[1:]
+    command = " ".join([".venv/bin/python -m benchmarks.run", *map(shlex.quote, given)])
+
+    sections = ["## Environment", report.environment(command)]
+    _say("\n\n".join(sections))
+    started = time.monotonic()
+
+    rebalances: list[RebalanceResult] = []
+    if "rebalancer" in parts:
+        _say("\nRebalancer ...")
+        rebalances = [measure_rebalance(case, 3 if args.quick else 7) for case in cases(args.quick)]
+        sections += [
+            "## Rebalancer (`state.rebalance`, no weights)",
+            report.rebalancer_table(rebalances),
+        ]
+        _say(sections[-1])
+
+    planning: list[PlanningCost] = []
+    rows: list[report.ThroughputRow] = []
+    profiles: list[str] = []
+    if parts & {"throughput", "planning"}:
+        from connector.local_kafka import LocalKafka
+
+        with LocalKafka(jvm_options=BROKER_JVM_OPTIONS) as kafka:
+            bootstrap = kafka.bootstrap_servers
+            run_id = uuid.uuid4().hex[:8]
+            if "planning" in parts:
+                _say("\nPlanning ...")
+                for count in PLANNING_PARTITIONS:
+                    topic = f"plan-{count}-{run_id}"
+                    calls = 5 if args.quick else 20
+                    planning.append(measure_planning(bootstrap, topic, count, calls))
+                    if args.profile and count == max(PLANNING_PARTITIONS):
+                        profiles.append(
+                            f"### One micro-batch's planning at {count:,} partitions\n\n```text\n"
+                            f"{profile_planning(bootstrap, topic)}\n```"
+                        )
+                sections += [
+                    "## Driver planning per micro-batch (`latestOffset` + `partitions`)",
+                    report.planning_table(planning),
+                ]
+                _say(sections[-1])
+            if "throughput" in parts:
+                rows = _throughput(bootstrap, run_id, workloads(args.quick), runs)
+                sections += [
+                    "## Throughput (rows per second; ratios of the best timed runs)",
+                    report.throughput_table(rows),
+                    "### The same best runs: inside micro-batches, and outside them",
+                    report.split_table(rows),
+                ]
+                _say("\n\n".join(sections[-3:]))
+
+    if args.profile and "rebalancer" in parts:
+        case = cases(args.quick)[1]
+        profiles.append(
+            f"### `rebalance`, {case.description}\n\n```text\n{profile_rebalance(case)}\n```"
+        )
+    sections += ["## Targets", report.targets(rows, planning, rebalances).markdown()]
+    sections.append(
+        f"Finished in {(time.monotonic() - started) / 60:.1f} min; load average at the end "
+        f"(1/5/15 min): {report.load_average()}."
+    )
+    _say("\n" + "\n\n".join(sections[-3:]))
+    if profiles:
+        sections += ["## Profiles (cProfile, cumulative)", *profiles]
+        _say("\n" + "\n\n".join(sections[-1 - len(profiles) :]))
+    if args.markdown is not None:
+        args.markdown.write_text("\n\n".join(sections) + "\n")
+    return 0
+
+
+def _throughput(
+    bootstrap: str, run_id: str, chosen: Sequence[Workload], runs: int
+) -> list[report.ThroughputRow]:
+    """Produce each workload once, then read it with every contender."""
+    from connector.range_reader import FETCH_DEFAULTS
+
+    # What our executors' consumers get by default (see connector.planning.read_settings).
+    client_config = {**FETCH_DEFAULTS, "isolation.level": "read_uncommitted"}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-warehouse-") as warehouse:
+        spark = spark_session(Path(warehouse))
+        try:
+            for workload in chosen:
+                topic = f"bench-{workload.key}-{run_id}"
+                create_topic(bootstrap, topic, workload.partitions)
+                seconds = produce(bootstrap, topic, workload)
+                _say(
+                    f"\n{workload.description}: produced in {seconds:.1f} s "
+                    f"({workload.records / seconds:,.0f} records/s)"
+                )
+                client = 0.0
+                for attempt in range(runs):
+                    records, elapsed = client_limit(
+                        bootstrap, topic, workload, client_config, CONSUME_BATCH
+                    )
+                    client = max(client, records / elapsed)
+                    _say(f"  client limit run {attempt + 1}: {records / elapsed:,.0f} rows/s")
+                for query in QUERIES:
+                    first: dict[str, float] = {}
+                    best: dict[str, QueryRun] = {}
+                    for round_number in range(1 + runs):
+                        # Alternate who goes first, so neither always runs right after the
+                        # other's garbage or with the other's pages freshly cached.
+                        order = (OURS, BUILTIN) if round_number % 2 == 0 else (BUILTIN, OURS)
+                        for source in order:
+                            result = run_query(spark, source, query, bootstrap, topic, workload)
+                            rate = result.rows_per_second
+                            if round_number == 0:
+                                first[source] = rate
+                            elif source not in best or rate > best[source].rows_per_second:
+                                best[source] = result
+                            label = "first" if round_number == 0 else f"run {round_number}"
+                            _say(
+                                f"  {query:8} {source:16} {label:6}: {rate:>12,.0f} rows/s "
+                                f"({result.seconds:.1f} s, of which {result.batch_seconds:.1f} s "
+                                f"in {result.batches} batch(es))"
+                            )
+                    rows.append(
+                        report.ThroughputRow(
+                            workload=workload,
+                            query=query,
+                            ours=best[OURS].rows_per_second,
+                            builtin=best[BUILTIN].rows_per_second,
+                            client=client,
+                            ours_first=first[OURS],
+                            builtin_first=first[BUILTIN],
+                            ours_in_batches=best[OURS].batch_rows_per_second,
+                            builtin_in_batches=best[BUILTIN].batch_rows_per_second,
+                            ours_outside_s=best[OURS].outside_seconds,
+                            builtin_outside_s=best[BUILTIN].outside_seconds,
+                        )
+                    )
+        finally:
+            spark.stop()
+    return rows
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Spark contenders: our source and Spark's built-in Kafka source, same session, same queries.
+
+Both queries run with ``Trigger.AvailableNow`` from the earliest offsets with a fresh
+checkpoint, so each reads the whole topic; the ``noop`` sink discards what it gets:
+
+- ``noop``: the source's rows straight into the sink;
+- ``json-agg``: ``from_json`` on the value, then count and sum of ``amount`` per ``user``
+  (output mode ``update``, a state store, one shuffle).
+
+Rows per second are the topic's records over the wall time from ``start()`` to the query's
+end, so per-query start-up (checkpoint, first planning) is included for both sources alike.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.workloads import VALUE_DDL, Workload
+
+__all__ = ["BUILTIN", "OURS", "QUERIES", "QueryRun", "run_query", "spark_session"]
+
+OURS = "kafka-rescalable"
+BUILTIN = "kafka"
+QUERIES = ("noop", "json-agg")
+
+SESSION_CONFIG: Mapping[str, str] = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "4g",
+    "spark.sql.streaming.numRecentProgressUpdates": "1000",
+}
+"""Settings of the one session both sources run in (``local[2]`` and the jars come on top)."""
+
+
+@dataclass(frozen=True)
+class QueryRun:
+    """One timed query: rows the sink saw, wall seconds, micro-batches and their seconds.
+
+    ``batch_seconds`` adds up the micro-batches' ``triggerExecution`` times; the rest of the
+    wall time is the query's start and stop.
+    """
+
+    rows: int
+    seconds: float
+    batches: int
+    batch_seconds: float
+
+    @property
+    def rows_per_second(self) -> float:
+        """Rows over wall seconds."""
+        return self.rows / self.seconds
+
+    @property
+    def batch_rows_per_second(self) -> float:
+        """Rows over the micro-batches' seconds."""
+        return self.rows / self.batch_seconds
+
+    @property
+    def outside_seconds(self) -> float:
+        """Wall seconds outside micro-batches: starting and stopping the query."""
+        return self.seconds - self.batch_seconds
+
+
+def spark_session(warehouse: Path):
+    """Start the ``local[2]`` session: ours registered, the built-in source on the jars."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    from connector import KafkaSource
+    from integration_tests.reference_source import builtin_kafka_source_jars
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("kafka-rescalable-benchmarks")
+        .config("spark.jars", ",".join(str(jar) for jar in builtin_kafka_source_jars()))
+        .config("spark.sql.warehouse.dir", str(warehouse))
+    )
+    for key, value in SESSION_CONFIG.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    session.dataSource.register(KafkaSource)
+    return session
+
+
+def source_options(source: str, bootstrap: str, topic: str, workload: Workload) -> dict[str, str]:
+    """Return the read options, identical for both sources except ours' ``parallelism``."""
+    options = {
+        "kafka.bootstrap.servers": bootstrap,
+        "subscribe": topic,
+        "startingOffsets": "earliest",
+    }
+    if workload.min_partitions is not None:
+        options["minPartitions"] = str(workload.min_partitions)
+    if source == OURS and workload.parallelism is not None:
+        options["parallelism"] = str(workload.parallelism)
+    return options
+
+
+def run_query(
+    spark: object, source: str, query: str, bootstrap: str, topic: str, workload: Workload
+) -> QueryRun:
+    """Run one AvailableNow query to its end; fail unless it read every record once."""
+    from pyspark.sql import functions as F
+
+    reader = spark.readStream.format(source)  # type: ignore[attr-defined]
+    for key, value in source_options(source, bootstrap, topic, workload).items():
+        reader = reader.option(key, value)
+    frame = reader.load()
+    if query == "noop":
+        output = frame
+        mode = "append"
+    elif query == "json-agg":
+        parsed = frame.select(F.from_json(F.col("value").cast("string"), VALUE_DDL).alias("v"))
+        output = parsed.groupBy("v.user").agg(F.count("*").alias("n"), F.sum("v.amount"))
+        mode = "update"
+    else:
+        msg = f"query must be one of {QUERIES}, got {query!r}"
+        raise ValueError(msg)
+    with tempfile.TemporaryDirectory(prefix="bench-checkpoint-") as checkpoint:
+        started = time.perf_counter()
+        handle = (
+            output.writeStream.format("noop")
+            .outputMode(mode)
+            .option("checkpointLocation", checkpoint)
+            .trigger(availableNow=True)
+            .start()
+        )
+        finished = handle.awaitTermination(1800)
+        seconds = time.perf_counter() - started
+        if not finished:
+            handle.stop()
+            raise RuntimeError(f"{source} {query} on {topic} did not finish within 1800 s")
+        if handle.exception() is not None:
+            raise RuntimeError(f"{source} {query} on {topic} failed: {handle.exception()}")
+        progress = handle.recentProgress
+    rows = sum(p.numInputRows for p in progress)
+    if rows != workload.records:
+        msg = f"{source} {query} on {topic} read {rows} rows, expected {workload.records}"
+        raise RuntimeError(msg)
+    batch_seconds = sum(p.durationMs.get("triggerExecution", 0) for p in progress) / 1000
+    batches = sum(1 for p in progress if p.numInputRows)
+    return QueryRun(rows, seconds, batches, batch_seconds)

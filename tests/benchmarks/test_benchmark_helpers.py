@@ -1,0 +1,43 @@
+"""The benchmarks' pure helpers: record values, client-limit shares, fewest possible moves."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.client_limit import shares
+from benchmarks.rebalancer_bench import live_partitions, minimum_moves
+from benchmarks.workloads import USERS, Workload, json_value
+from state import OffsetState, rebalance
+
+
+@pytest.mark.parametrize("size", [100, 2000])
+def test_values_are_json_of_the_exact_size(size: int) -> None:
+    for index in (0, 7, 12_345, 4_999_999):
+        value = json_value(index, size)
+        assert len(value) == size
+        parsed = json.loads(value)
+        assert parsed["id"] == index
+        assert parsed["user"] == f"u{index % USERS:03d}"
+        assert parsed["amount"] == index % 1000 / 10
+
+
+def test_a_workload_refuses_values_too_small_for_the_fields() -> None:
+    with pytest.raises(ValueError, match="value_bytes"):
+        Workload("tiny", 10, 20, 1)
+
+
+def test_partitions_are_dealt_round_robin_over_processes() -> None:
+    assert shares({0: 10, 1: 20, 2: 30}, 2) == [((0, 0, 10), (2, 0, 30)), ((1, 0, 20),)]
+
+
+def test_a_lone_partition_is_cut_into_contiguous_pieces() -> None:
+    assert shares({0: 11}, 2) == [((0, 0, 6),), ((0, 6, 11),)]
+
+
+def test_minimum_moves_matches_the_rebalancer_without_weights() -> None:
+    live = live_partitions(2_048, per_topic=1_000)
+    four = rebalance(OffsetState.empty(), 4, live).state
+    assert minimum_moves(four, 400) == len(rebalance(four, 400, live).moved) == 2_024
+    assert minimum_moves(OffsetState.empty(), 10) == 0
