@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rebalances: list[RebalanceResult] = []
     if "rebalancer" in parts:
         _say("\nRebalancer ...")
-        rebalances = [measure_rebalance(case, 3 if args.quick else 7) for case in cases(args.quick)]
+        rebalances = [measure_rebalance(case, 1 if args.quick else 7) for case in cases(args.quick)]
         sections += [
             "## Rebalancer (`state.rebalance`, no weights)",
             report.rebalancer_table(rebalances),

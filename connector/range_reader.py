@@ -79,9 +79,13 @@ def read_ranges(ranges: Sequence[OffsetRange], settings: RangeReadSettings) -> I
             "auto.offset.reset": "error",
         }
     )
+    topics = {r.topic for r in ranges}
+    # A consumer that is only ever assigned partitions of one topic only ever receives that
+    # topic's records, so the topic column can be filled without asking each record.
+    single_topic = next(iter(topics)) if len(topics) == 1 else None
     try:
         for round_ranges in _rounds(ranges):
-            yield from _read_round(consumer, round_ranges, settings)
+            yield from _read_round(consumer, round_ranges, settings, single_topic)
     finally:
         consumer.close()
 
@@ -103,14 +107,14 @@ def _rounds(ranges: Sequence[OffsetRange]) -> list[dict[TopicPartition, OffsetRa
 
 
 def _read_round(
-    consumer: object, pending: dict[TopicPartition, OffsetRange], settings: RangeReadSettings
+    consumer: object,
+    pending: dict[TopicPartition, OffsetRange],
+    settings: RangeReadSettings,
+    single_topic: str | None,
 ) -> Iterator[pa.RecordBatch]:
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
     remaining: dict[_Key, OffsetRange] = {(r.topic, r.partition): r for r in pending.values()}
-    topics = {r.topic for r in remaining.values()}
-    # With one topic every record is known to belong to it, so its column is a constant.
-    single_topic = next(iter(topics)) if len(topics) == 1 else None
     consumer.assign(  # type: ignore[attr-defined]
         [KafkaTopicPartition(r.topic, r.partition, r.start) for r in remaining.values()]
     )
@@ -151,7 +155,7 @@ def _read_round(
 
 
 def _offsets_left(consumer: object, remaining: Mapping[_Key, OffsetRange]) -> int:
-    """Offsets the remaining ranges have still to read (at least 1), from the positions.
+    """Count the offsets the remaining ranges have still to read (at least 1).
 
     A partition's position is the offset after the last record ``consume()`` returned, or
     invalid (negative) before the first one.
