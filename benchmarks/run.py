@@ -36,6 +36,8 @@ from benchmarks.rebalancer_bench import (
 )
 from benchmarks.spark_throughput import (
     BUILTIN,
+    CEILING,
+    CONTENDERS,
     OURS,
     QUERIES,
     QueryRun,
@@ -181,10 +183,10 @@ def _throughput(
                     first: dict[str, float] = {}
                     best: dict[str, QueryRun] = {}
                     for round_number in range(1 + runs):
-                        # Alternate who goes first, so neither always runs right after the
-                        # other's garbage or with the other's pages freshly cached.
-                        order = (OURS, BUILTIN) if round_number % 2 == 0 else (BUILTIN, OURS)
-                        for source in order:
+                        # Rotate who goes first, so no contender always runs right after
+                        # the same other's garbage or with its pages freshly cached.
+                        shift = round_number % len(CONTENDERS)
+                        for source in CONTENDERS[shift:] + CONTENDERS[:shift]:
                             result = run_query(spark, source, query, bootstrap, topic, workload)
                             rate = result.rows_per_second
                             if round_number == 0:
@@ -203,13 +205,16 @@ def _throughput(
                             query=query,
                             ours=best[OURS].rows_per_second,
                             builtin=best[BUILTIN].rows_per_second,
+                            ceiling=best[CEILING].rows_per_second,
                             client=client,
                             ours_first=first[OURS],
                             builtin_first=first[BUILTIN],
                             ours_in_batches=best[OURS].batch_rows_per_second,
                             builtin_in_batches=best[BUILTIN].batch_rows_per_second,
+                            ceiling_in_batches=best[CEILING].batch_rows_per_second,
                             ours_outside_s=best[OURS].outside_seconds,
                             builtin_outside_s=best[BUILTIN].outside_seconds,
+                            ceiling_outside_s=best[CEILING].outside_seconds,
                         )
                     )
         finally:

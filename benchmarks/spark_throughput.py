@@ -1,4 +1,7 @@
-"""Spark contenders: our source and Spark's built-in Kafka source, same session, same queries.
+"""Spark contenders: our source, Spark's built-in Kafka source and the Python-source ceiling.
+
+All three run in the same session with the same queries (the ceiling is described in
+:mod:`benchmarks.ceiling_source`).
 
 Both queries run with ``Trigger.AvailableNow`` from the earliest offsets with a fresh
 checkpoint, so each reads the whole topic; the ``noop`` sink discards what it gets:
@@ -8,7 +11,7 @@ checkpoint, so each reads the whole topic; the ``noop`` sink discards what it ge
   (output mode ``update``, a state store, one shuffle).
 
 Rows per second are the topic's records over the wall time from ``start()`` to the query's
-end, so per-query start-up (checkpoint, first planning) is included for both sources alike.
+end, so per-query start-up (checkpoint, first planning) is included for every contender alike.
 """
 
 from __future__ import annotations
@@ -21,12 +24,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.ceiling_source import CEILING, ceiling_options
 from benchmarks.workloads import VALUE_DDL, Workload
 
-__all__ = ["BUILTIN", "OURS", "QUERIES", "QueryRun", "run_query", "spark_session"]
+__all__ = [
+    "BUILTIN",
+    "CEILING",
+    "CONTENDERS",
+    "OURS",
+    "QUERIES",
+    "QueryRun",
+    "run_query",
+    "spark_session",
+]
 
 OURS = "kafka-rescalable"
 BUILTIN = "kafka"
+CONTENDERS = (OURS, BUILTIN, CEILING)
+"""Spark contenders, in the order of the first round (later rounds rotate it)."""
 QUERIES = ("noop", "json-agg")
 
 SESSION_CONFIG: Mapping[str, str] = {
@@ -37,7 +52,7 @@ SESSION_CONFIG: Mapping[str, str] = {
     "spark.driver.memory": "4g",
     "spark.sql.streaming.numRecentProgressUpdates": "1000",
 }
-"""Settings of the one session both sources run in (``local[2]`` and the jars come on top)."""
+"""Settings of the one session every contender runs in (``local[2]`` and the jars come on top)."""
 
 
 @dataclass(frozen=True)
@@ -70,12 +85,21 @@ class QueryRun:
 
 
 def spark_session(warehouse: Path):
-    """Start the ``local[2]`` session: ours registered, the built-in source on the jars."""
+    """Start the ``local[2]`` session: ours and the ceiling registered, the built-in on the jars.
+
+    The Python workers inherit this process's environment; the repository root goes on their
+    ``PYTHONPATH`` so that they can import the ceiling source, which is not installed.
+    """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    root = str(Path(__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    )
     from pyspark.sql import SparkSession
 
+    from benchmarks.ceiling_source import CeilingSource
     from connector import KafkaSource
     from integration_tests.reference_source import builtin_kafka_source_jars
 
@@ -90,11 +114,18 @@ def spark_session(warehouse: Path):
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     session.dataSource.register(KafkaSource)
+    session.dataSource.register(CeilingSource)
     return session
 
 
 def source_options(source: str, bootstrap: str, topic: str, workload: Workload) -> dict[str, str]:
-    """Return the read options, identical for both sources except ours' ``parallelism``."""
+    """Return the read options, identical for both Kafka sources except ours' ``parallelism``.
+
+    The ceiling gets the workload's shape instead: as many tasks as the Kafka sources plan.
+    """
+    if source == CEILING:
+        tasks = max(workload.partitions, workload.min_partitions or 0, workload.parallelism or 0)
+        return ceiling_options(workload.records, tasks, workload.value_bytes)
     options = {
         "kafka.bootstrap.servers": bootstrap,
         "subscribe": topic,

@@ -41,3 +41,18 @@ def test_minimum_moves_matches_the_rebalancer_without_weights() -> None:
     four = rebalance(OffsetState.empty(), 4, live).state
     assert minimum_moves(four, 400) == len(rebalance(four, 400, live).moved) == 2_024
     assert minimum_moves(OffsetState.empty(), 10) == 0
+
+
+def test_the_ceiling_source_yields_every_row_once_in_our_schema() -> None:
+    from benchmarks.ceiling_source import _batches, _lowered, _shares, ceiling_options
+    from connector.schema import arrow_schema
+
+    options = _lowered({**ceiling_options(25_001, 3, 100), "batchRows": "4000"})
+    shares = _shares(options)
+    assert [share.rows for share in shares] == [8_334, 8_334, 8_333]
+    batches = [batch for share in shares for batch in _batches(options, share)]
+    assert sum(batch.num_rows for batch in batches) == 25_001
+    assert all(batch.schema == arrow_schema(False) for batch in batches)
+    assert max(batch.num_rows for batch in batches) == 4_000
+    assert json.loads(batches[0].column("value")[7].as_py())["id"] == 7
+    assert len(batches[0].column("value")[7].as_py()) == 100
