@@ -7,34 +7,26 @@ Runs until it is terminated; the test watches the checkpoint's offset log.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 
-from pyspark.sql import SparkSession
-
-from connector import KafkaSource
+from integration_tests.query_process import query_session
+from integration_tests.spark_helpers import kafka_stream
 
 
 def main(master: str, bootstrap: str, topic: str, output: str, checkpoint: str) -> None:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = (
-        SparkSession.builder.master(master)
-        .appName("auto-parallelism")
-        .config("spark.executor.cores", "1")
-        .config("spark.executor.memory", "512m")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
+    """Run the query on ``master`` until SIGTERM, which stops it cleanly."""
+    spark = query_session(
+        master,
+        "auto-parallelism",
+        {
+            "spark.executor.cores": "1",
+            "spark.executor.memory": "512m",
+            "spark.ui.showConsoleProgress": "false",
+        },
     )
-    spark.dataSource.register(KafkaSource)
     query = (
-        spark.readStream.format("kafka-rescalable")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .option("parallelism", "auto")
-        .load()
+        kafka_stream(spark, bootstrap, topic, parallelism="auto")
         .writeStream.format("parquet")
         .option("path", output)
         .option("checkpointLocation", checkpoint)

@@ -8,40 +8,28 @@ process while a batch is planned but not committed. It runs until it is killed.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from connector import KafkaSource
+from integration_tests.query_process import query_session
+from integration_tests.spark_helpers import kafka_stream
 
 
 @F.udf(StringType())
 def slow_decode(value: bytes) -> str:
+    """Decode the value slowly enough to stretch every batch to a few seconds."""
     time.sleep(0.01)
     return value.decode()
 
 
 def main(bootstrap: str, topic: str, output: str, checkpoint: str, parallelism: str) -> None:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    spark.dataSource.register(KafkaSource)
+    """Run the query in ``local[2]`` until the process is killed."""
+    spark = query_session("local[2]", "crash-query", {"spark.ui.enabled": "false"})
     query = (
-        spark.readStream.format("kafka-rescalable")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .option("parallelism", parallelism)
-        .option("maxOffsetsPerTrigger", "150")
-        .load()
+        kafka_stream(spark, bootstrap, topic, parallelism=parallelism, maxOffsetsPerTrigger="150")
         .select("partition", "offset", slow_decode("value").alias("value"))
         .writeStream.format("parquet")
         .option("path", output)

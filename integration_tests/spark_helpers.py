@@ -16,7 +16,7 @@ BUILTIN_FORMAT = "kafka"
 def batch_read(
     spark: SparkSession, fmt: str, bootstrap: str, topic: str, **options: str
 ) -> DataFrame:
-    """A batch read of ``topic`` through ``fmt`` with the given extra options."""
+    """Read ``topic`` in batch through ``fmt`` with the given extra options."""
     reader = spark.read.format(fmt).option("kafka.bootstrap.servers", bootstrap)
     reader = reader.option("subscribe", topic)
     for key, value in options.items():
@@ -35,7 +35,7 @@ def run_available_now(query: StreamingQuery, timeout_s: float = 240.0) -> None:
 
 
 def offset_log(checkpoint: Path) -> dict[int, dict]:
-    """The source's offset document per batch id, as Spark wrote it into the checkpoint."""
+    """Return the source's offset document per batch id, as Spark wrote it into the checkpoint."""
     documents = {}
     for path in sorted((checkpoint / "offsets").iterdir()):
         if path.name.isdigit():
@@ -53,6 +53,21 @@ def wait_until(condition, what: str, timeout_s: float = 120.0, interval_s: float
         time.sleep(interval_s)
 
 
+def kafka_stream(
+    spark: SparkSession, bootstrap: str, subscribe: str, fmt: str = OUR_FORMAT, **options: str
+) -> DataFrame:
+    """Return a Kafka source (ours unless ``fmt`` says) as a stream from the earliest offsets."""
+    reader = (
+        spark.readStream.format(fmt)
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", subscribe)
+        .option("startingOffsets", "earliest")
+    )
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
 def start_parquet_stream(
     spark: SparkSession,
     bootstrap: str,
@@ -63,16 +78,8 @@ def start_parquet_stream(
     **options: str,
 ) -> StreamingQuery:
     """Our source from the earliest offsets into a Parquet sink (exactly-once by its log)."""
-    reader = (
-        spark.readStream.format(OUR_FORMAT)
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", subscribe)
-        .option("startingOffsets", "earliest")
-    )
-    for key, value in options.items():
-        reader = reader.option(key, value)
     writer = (
-        reader.load()
+        kafka_stream(spark, bootstrap, subscribe, **options)
         .writeStream.format("parquet")
         .option("path", str(output))
         .option("checkpointLocation", str(checkpoint))
@@ -91,7 +98,7 @@ def committed_batches(checkpoint: Path) -> int:
 
 
 def slots_of(document: dict) -> list[set[tuple[str, int]]]:
-    """The topic-partitions each slot owns in a slots document."""
+    """Return the topic-partitions each slot owns in a slots document."""
     return [
         {(topic, int(p)) for topic, partitions in slot.items() for p in partitions}
         for slot in document["slots"]

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from connector.cluster_cores import application_cores
 from integration_tests.cluster import StandaloneCluster
+from integration_tests.fake_spark_ui import FakeSparkUi
 from integration_tests.kafka_helpers import BackgroundProducer, Record, create_topic, produce
+from integration_tests.query_process import start_query_process, stop_query_process
 from integration_tests.spark_helpers import (
     offset_log,
     read_positions,
@@ -21,23 +20,29 @@ from integration_tests.spark_helpers import (
     wait_until,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+
+def auto_slots(
+    spark: SparkSession, bootstrap: str, topic: str, tmp_path: Path, partitions: int, **options: str
+) -> int:
+    """Read a new topic with ``parallelism=auto`` to its end; return the slots of the last batch."""
+    create_topic(bootstrap, topic, partitions=partitions)
+    produce(bootstrap, topic, [Record(value=b"%d" % i) for i in range(10 * partitions)])
+    checkpoint, output = tmp_path / "checkpoint", tmp_path / "out"
+    run_available_now(
+        start_parquet_stream(
+            spark, bootstrap, topic, output, checkpoint, available_now=True,
+            parallelism="auto", **options,
+        )
+    )
+    assert spark.read.parquet(str(output)).count() == 10 * partitions
+    documents = offset_log(checkpoint)
+    return len(documents[max(documents)]["slots"])
 
 
 def test_auto_in_local_mode_uses_the_local_cores(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
-    create_topic(kafka_bootstrap, topic_name, partitions=5)
-    produce(kafka_bootstrap, topic_name, [Record(value=b"%d" % i) for i in range(50)])
-    checkpoint = tmp_path / "checkpoint"
-    run_available_now(
-        start_parquet_stream(
-            spark, kafka_bootstrap, topic_name, tmp_path / "out", checkpoint,
-            available_now=True, parallelism="auto",
-        )
-    )
-    documents = offset_log(checkpoint)
-    assert len(documents[max(documents)]["slots"]) == 2, "local[2] has two cores"
+    assert auto_slots(spark, kafka_bootstrap, topic_name, tmp_path, 5) == 2, "local[2]: 2 cores"
 
 
 def latest_slot_count(checkpoint: Path) -> int | None:
@@ -70,11 +75,10 @@ def test_auto_follows_executors_added_and_removed(
         cluster.start_worker("w1", cores=1)
         with BackgroundProducer(kafka_bootstrap, topic_name, partitions=6, batch=10) as producer:
             with open(tmp_path / "driver.log", "wb") as log:
-                driver = subprocess.Popen(
-                    [sys.executable, "-m", "integration_tests.auto_query", cluster.url,
-                     kafka_bootstrap, topic_name, str(output), str(checkpoint)],
-                    cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                driver = start_query_process(
+                    "integration_tests.auto_query",
+                    [cluster.url, kafka_bootstrap, topic_name, str(output), str(checkpoint)],
+                    log,
                 )
             try:
                 slots_become(1, "starting with one 1-core worker")
@@ -83,16 +87,14 @@ def test_auto_follows_executors_added_and_removed(
                 cluster.kill("w2")
                 slots_become(1, "killing that worker")
             finally:
-                driver.send_signal(signal.SIGTERM)
-                try:
-                    driver.wait(60)
-                except subprocess.TimeoutExpired:
-                    os.killpg(driver.pid, signal.SIGKILL)
-                    driver.wait(30)
+                stop_query_process(driver, grace_s=60)
             produced = producer.stop()
     finally:
         cluster.stop()
-    assert history[:1] == [1] and 3 in history and history[-1] == 1, history
+    # A first batch planned before the worker's executor registers sees no executor cores;
+    # auto then keeps the default of one slot per partition (6) until the next batch.
+    settled = history[1:] if history[:1] == [6] else history
+    assert settled[:1] == [1] and 3 in settled and settled[-1] == 1, history
     for document in offset_log(checkpoint).values():
         slots = slots_of(document)
         assert all(slots), "no idle slot: 6 partitions always cover every slot"
@@ -106,3 +108,22 @@ def test_auto_follows_executors_added_and_removed(
     assert read_positions(spark, output) == produced
     (tmp_path / "slot_history.txt").write_text(" -> ".join(map(str, history)))
     print("slot history:", " -> ".join(map(str, history)))
+
+
+def test_parallelism_ui_url_is_the_ui_auto_asks(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    # The fake UI reports 2 + 3 + 2 = 7 cores where the real local[2] driver has 2: seven
+    # slots prove the option's address was asked and the driver's own UI was not.
+    with FakeSparkUi([2, 3, 2]) as ui:
+        slots = auto_slots(
+            spark, kafka_bootstrap, topic_name, tmp_path, 8, parallelismUiUrl=ui.url
+        )
+    assert slots == 7
+
+
+def test_application_cores_refuses_a_history_server_and_counts_executors_only() -> None:
+    with FakeSparkUi([1, 4]) as ui:
+        assert application_cores(ui.url) == 5
+    with FakeSparkUi([1, 4], applications=2) as ui:
+        assert application_cores(ui.url) is None

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from integration_tests.kafka_helpers import Record, create_topic, produce
+from integration_tests.query_process import start_query_process, stop_query_process
 from integration_tests.spark_helpers import (
     committed_batches,
     offset_log,
@@ -19,8 +16,6 @@ from integration_tests.spark_helpers import (
     start_parquet_stream,
     wait_until,
 )
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_sigkill_mid_batch_then_restart_loses_and_duplicates_nothing(
@@ -31,15 +26,8 @@ def test_sigkill_mid_batch_then_restart_loses_and_duplicates_nothing(
         kafka_bootstrap, topic_name, [Record(value=b"v%d" % i) for i in range(3000)]
     )
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
-    command = [
-        sys.executable, "-m", "integration_tests.crash_query",
-        kafka_bootstrap, topic_name, str(output), str(checkpoint), "2",
-    ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    args = [kafka_bootstrap, topic_name, str(output), str(checkpoint), "2"]
+    process = start_query_process("integration_tests.crash_query", args)
     try:
         def in_flight() -> bool:
             assert process.poll() is None, "the query process died on its own"
@@ -48,8 +36,7 @@ def test_sigkill_mid_batch_then_restart_loses_and_duplicates_nothing(
 
         wait_until(in_flight, "a batch planned but not yet committed", timeout_s=180, interval_s=0.1)
     finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(30)
+        stop_query_process(process, grace_s=None)
     planned, committed = len(offset_log(checkpoint)), committed_batches(checkpoint)
     assert planned == committed + 1, "the kill must land inside a batch"
 

@@ -19,6 +19,7 @@ from integration_tests.spark_helpers import (
     BUILTIN_FORMAT,
     OUR_FORMAT,
     committed_batches,
+    kafka_stream,
     offset_log,
     wait_until,
 )
@@ -41,17 +42,9 @@ def windowed_counts(raw: DataFrame) -> DataFrame:
 
 
 def start(spark: SparkSession, fmt: str, bootstrap: str, topic: str, checkpoint: Path, **options):
-    reader = (
-        spark.readStream.format(fmt)
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-    )
-    for key, value in options.items():
-        reader = reader.option(key, value)
     name = f"windows_{uuid.uuid4().hex}"
     query = (
-        windowed_counts(reader.load())
+        windowed_counts(kafka_stream(spark, bootstrap, topic, fmt, **options))
         .writeStream.format("memory")
         .queryName(name)
         .outputMode("append")
