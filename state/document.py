@@ -23,8 +23,8 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from state.errors import ForeignCheckpointError, OffsetDocumentError
-from state.offset_state import OffsetState
-from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, TopicPartition
+from state.offset_state import OffsetState, _sorted
+from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, _partition_offset
 
 __all__ = ["SLOTS_DOCUMENT_VERSION", "SUPPORTED_VERSIONS", "SlotsDocument"]
 
@@ -178,38 +178,56 @@ def _read_slots(slots: object) -> OffsetState:
     if not isinstance(slots, Sequence) or isinstance(slots, str | bytes):
         msg = f"must be an array with one object per reader slot, got {_kind(slots)}"
         raise OffsetDocumentError(msg, "slots")
-    seen: dict[TopicPartition, str] = {}
+    # Every partition read so far: its slot (to name where it was first seen) and offset,
+    # which is also the index the OffsetState would otherwise build again.
+    where: dict[tuple[str, int], tuple[int, int]] = {}
     result = []
+    # Paths are only built for messages: a slot often holds one partition, and formatting
+    # them would cost more than reading it.
     for index, slot in enumerate(slots):
-        path = f"slots[{index}]"
-        if not isinstance(slot, Mapping):
+        if type(slot) not in _JSON_OBJECTS and not isinstance(slot, Mapping):
             msg = f"must be an object mapping topic to partition offsets, got {_kind(slot)}"
-            raise OffsetDocumentError(msg, path)
+            raise OffsetDocumentError(msg, _path(index))
         if _repeated(slot):
             msg = f"topic {_repeated(slot)[0]!r} is listed twice in this slot"
-            raise OffsetDocumentError(msg, path)
+            raise OffsetDocumentError(msg, _path(index))
         sub_states = []
         for topic, partitions in slot.items():
             if not isinstance(topic, str) or not topic:
                 msg = f"topic names must be non-empty strings, got {topic!r}"
-                raise OffsetDocumentError(msg, path)
-            topic_path = f"{path}[{topic!r}]"
-            if not isinstance(partitions, Mapping):
+                raise OffsetDocumentError(msg, _path(index))
+            if type(partitions) not in _JSON_OBJECTS and not isinstance(partitions, Mapping):
                 msg = f"must be an object mapping partition to offset, got {_kind(partitions)}"
-                raise OffsetDocumentError(msg, topic_path)
+                raise OffsetDocumentError(msg, _path(index, topic))
             if _repeated(partitions):
                 msg = f"partition {_repeated(partitions)[0]!r} is listed twice"
-                raise OffsetDocumentError(msg, topic_path)
+                raise OffsetDocumentError(msg, _path(index, topic))
             for key, offset in partitions.items():
-                sub_state = _read_sub_state(topic, key, offset, f"{topic_path}[{key!r}]")
-                tp = sub_state.topic_partition
-                if tp in seen:
-                    msg = f"partition {tp} is listed twice, first at {seen[tp]}"
-                    raise OffsetDocumentError(msg, f"{topic_path}[{key!r}]")
-                seen[tp] = f"{topic_path}[{key!r}]"
+                if (
+                    type(key) is str
+                    and _PARTITION_KEY.fullmatch(key)
+                    and type(offset) is int
+                    and 0 <= offset <= MAX_OFFSET
+                    and (partition := int(key)) <= MAX_PARTITION
+                ):
+                    # Every field checked just here: no need to check them all again.
+                    sub_state = _partition_offset(topic, partition, offset)
+                else:
+                    sub_state = _read_sub_state(topic, key, offset, _path(index, topic, key))
+                place = (topic, sub_state.partition)
+                if place in where:
+                    first = _path(where[place][0], topic, key)
+                    msg = f"partition {sub_state.topic_partition} is listed twice, first at {first}"
+                    raise OffsetDocumentError(msg, _path(index, topic, key))
+                where[place] = (index, sub_state.offset)
                 sub_states.append(sub_state)
-        result.append(sub_states)
-    return OffsetState.of(result)
+        result.append(_sorted(sub_states))
+    return OffsetState._trusted(tuple(result), where)
+
+
+def _path(index: int, *keys: object) -> str:
+    """Where a value is in the document, such as ``slots[2]['orders']['7']``."""
+    return f"slots[{index}]" + "".join(f"[{key!r}]" for key in keys)
 
 
 def _read_sub_state(topic: str, key: object, offset: object, path: str) -> PartitionOffset:
@@ -295,6 +313,10 @@ class _JsonObject(dict[str, Any]):
                 repeated.append(key)
             seen.add(key)
         self.duplicates = tuple(repeated)
+
+
+_JSON_OBJECTS: Final = frozenset({dict, _JsonObject})
+"""Mapping types ``isinstance(..., Mapping)`` accepts, tested first without the ABC machinery."""
 
 
 def _repeated(value: object) -> tuple[str, ...]:

@@ -80,7 +80,9 @@ class EventTimePositions:
                     and (pair[0] is None or _is_int(pair[0]))
                     and _is_int(pair[1])
                 ):
-                    raise OffsetDocumentError(f"{here}: expected [lastEventMs or null, lastActiveMs]")
+                    raise OffsetDocumentError(
+                        f"{here}: expected [lastEventMs or null, lastActiveMs]"
+                    )
                 clocks[TopicPartition(topic, int(partition))] = PartitionClock(pair[0], pair[1])
         return cls(clocks)
 
@@ -96,7 +98,7 @@ def alignment_frontier(
     drift_ms: int,
     idle_ms: int,
 ) -> int | None:
-    """The largest event time any partition may read up to in this batch, or ``None``.
+    """Return the largest event time any partition may read up to in this batch, or ``None``.
 
     Parameters
     ----------

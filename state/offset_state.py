@@ -7,13 +7,120 @@ changes. The value here is purely in-memory; ``state.document`` turns it into JS
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, islice, repeat
+from operator import attrgetter
+from typing import TypeVar
 
 from state.errors import DuplicatePartitionError, OffsetRegressionError, UnknownPartitionError
-from state.partitions import OffsetRange, PartitionOffset, TopicPartition
+from state.partitions import (
+    OffsetRange,
+    PartitionOffset,
+    TopicPartition,
+    _offset_range,
+    _topic_partition,
+)
 
 __all__ = ["OffsetState"]
+
+# Internal partition key: a plain tuple hashes and compares in C and sorts exactly like
+# TopicPartition, whose generated ``__hash__`` and ``__lt__`` run in Python.
+_Key = tuple[str, int]
+# Where each partition lives: its slot and its offset.
+_Index = dict[_Key, tuple[int, int]]
+
+_key = attrgetter("topic", "partition")
+_offset = attrgetter("offset")
+_PLAIN = frozenset({PartitionOffset})
+_TUPLE = frozenset({tuple})
+_ABSENT = object()
+_Value = TypeVar("_Value")
+
+
+def _sorted(slot: Sequence[PartitionOffset]) -> tuple[PartitionOffset, ...]:
+    """Sort sub-states of distinct partitions by ``(topic, partition)``, their own order.
+
+    Plain ``PartitionOffset`` values sort on key tuples, compared in C; a slot holding
+    anything else (a subclass) keeps the generated ``__lt__``, errors on mixed types included.
+    """
+    if len(slot) < 2:
+        return tuple(slot)  # the common slot of one partition: nothing to compare
+    if set(map(type, slot)) <= _PLAIN:
+        return tuple(sorted(slot, key=_key))
+    return tuple(sorted(slot))
+
+
+def _index_of(slots: tuple[tuple[PartitionOffset, ...], ...]) -> _Index:
+    """Key of every partition to its ``(slot, offset)``; a partition listed twice is lost.
+
+    Built in C-level passes over all sub-states at once: a slot often holds one partition,
+    and Python-level work per slot would cost as much as per partition.
+    """
+    subs = list(chain.from_iterable(slots))
+    owners = chain.from_iterable(map(repeat, range(len(slots)), map(len, slots)))
+    return dict(zip(map(_key, subs), zip(owners, map(_offset, subs), strict=True), strict=True))
+
+
+def _index_if_plain(slots: tuple[tuple[PartitionOffset, ...], ...]) -> _Index | None:
+    """Index tuples of plain ``PartitionOffset`` values; ``None`` if anything is unusual.
+
+    The fast path of ``__post_init__``. ``None`` (a slot that is not a tuple, a value that
+    is not exactly a ``PartitionOffset``, a partition twice) sends the caller to
+    :func:`_index_checked`, which finds the problem and names it.
+    """
+    if not set(map(type, slots)) <= _TUPLE:
+        return None
+    if not set(map(type, chain.from_iterable(slots))) <= _PLAIN:
+        return None
+    where = _index_of(slots)
+    return where if len(where) == sum(map(len, slots)) else None
+
+
+def _regroup(
+    values: list[_Value], like: tuple[tuple[object, ...], ...], *, drop_none: bool = False
+) -> tuple[tuple[_Value, ...], ...]:
+    """Cut ``values``, one per sub-state of ``like``, into tuples shaped like its slots.
+
+    Done in C (``islice`` per slot), since a slot often holds a single partition. With
+    ``drop_none``, the ``None`` values are left out of their slot's tuple.
+    """
+    flat = iter(values)
+    pieces = map(islice, repeat(flat), map(len, like))
+    if drop_none:
+        pieces = map(filter, repeat(None), pieces)
+    return tuple(map(tuple, pieces))
+
+
+def _index_checked(slots: tuple[tuple[PartitionOffset, ...], ...]) -> _Index:
+    """Index the slots one value at a time, raising on the first one that is wrong."""
+    where: _Index = {}
+    for index, slot in enumerate(slots):
+        if not isinstance(slot, tuple):
+            msg = f"slots[{index}]: must be a tuple of PartitionOffset, got {type(slot).__name__}"
+            raise TypeError(msg)
+        for sub_state in slot:
+            if not isinstance(sub_state, PartitionOffset):
+                msg = (
+                    f"slots[{index}]: must hold PartitionOffset values, got "
+                    f"{type(sub_state).__name__} {sub_state!r}"
+                )
+                raise TypeError(msg)
+            key = (sub_state.topic, sub_state.partition)
+            if key in where:
+                other = where[key][0]
+                if other == index:
+                    place = f"twice in slot {index}"
+                else:
+                    place = f"in slot {other} and in slot {index}"
+                tp = sub_state.topic_partition
+                msg = (
+                    f"partition {tp} is listed {place}; each Kafka partition must belong "
+                    "to exactly one slot"
+                )
+                raise DuplicatePartitionError(msg, tp)
+            where[key] = (index, sub_state.offset)
+    return where
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +148,10 @@ class OffsetState:
 
     slots: tuple[tuple[PartitionOffset, ...], ...]
     # Where each partition lives, for O(1) lookups; derived, so neither compared nor shown.
-    _where: dict[TopicPartition, tuple[int, int]] = field(init=False, repr=False, compare=False)
+    # ``None`` until first needed when the state was built inside the package (_trusted).
+    _where: _Index | None = field(init=False, repr=False, compare=False)
+    # partitions(), kept once made: building TopicPartitions costs more than the lookups.
+    _partitions: frozenset[TopicPartition] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Check the slots and sort each, so equal assignments compare and serialize equal."""
@@ -51,37 +161,40 @@ class OffsetState:
                 f"{type(self.slots).__name__}; OffsetState.of(...) accepts any iterables"
             )
             raise TypeError(msg)
-        where: dict[TopicPartition, tuple[int, int]] = {}
-        normalized = []
-        for index, slot in enumerate(self.slots):
-            if not isinstance(slot, tuple):
-                msg = (
-                    f"slots[{index}]: must be a tuple of PartitionOffset, got {type(slot).__name__}"
-                )
-                raise TypeError(msg)
-            for sub_state in slot:
-                if not isinstance(sub_state, PartitionOffset):
-                    msg = (
-                        f"slots[{index}]: must hold PartitionOffset values, got "
-                        f"{type(sub_state).__name__} {sub_state!r}"
-                    )
-                    raise TypeError(msg)
-                tp = sub_state.topic_partition
-                if tp in where:
-                    other = where[tp][0]
-                    if other == index:
-                        place = f"twice in slot {index}"
-                    else:
-                        place = f"in slot {other} and in slot {index}"
-                    msg = (
-                        f"partition {tp} is listed {place}; each Kafka partition must belong "
-                        "to exactly one slot"
-                    )
-                    raise DuplicatePartitionError(msg, tp)
-                where[tp] = (index, sub_state.offset)
-            normalized.append(tuple(sorted(slot)))
-        object.__setattr__(self, "slots", tuple(normalized))
+        where = _index_if_plain(self.slots)
+        plain = where is not None and type(self.slots) is tuple
+        if where is None:
+            where = _index_checked(self.slots)
+        # Plain tuples of at most one partition each (a slot per partition) are sorted and
+        # normalized already: no call per slot.
+        if not plain or max(map(len, self.slots), default=0) > 1:
+            object.__setattr__(self, "slots", tuple(map(_sorted, self.slots)))
         object.__setattr__(self, "_where", where)
+        object.__setattr__(self, "_partitions", None)
+
+    @classmethod
+    def _trusted(
+        cls, slots: tuple[tuple[PartitionOffset, ...], ...], where: _Index | None = None
+    ) -> OffsetState:
+        """Wrap slots built inside the package, skipping the checks of ``__post_init__``.
+
+        The caller guarantees what ``__post_init__`` would establish: a tuple of tuples of
+        ``PartitionOffset``, no partition twice, each slot sorted by ``(topic, partition)``.
+        ``where``, when given, must be the index of exactly these slots.
+        """
+        state = object.__new__(cls)
+        object.__setattr__(state, "slots", slots)
+        object.__setattr__(state, "_where", where)
+        object.__setattr__(state, "_partitions", None)
+        return state
+
+    def _index(self) -> _Index:
+        """Key of every partition to its ``(slot, offset)``, built on first use."""
+        where = self._where
+        if where is None:
+            where = _index_of(self.slots)
+            object.__setattr__(self, "_where", where)
+        return where
 
     @classmethod
     def of(cls, slots: Iterable[Iterable[PartitionOffset]]) -> OffsetState:
@@ -100,15 +213,19 @@ class OffsetState:
 
     def partitions(self) -> frozenset[TopicPartition]:
         """Every Kafka partition held, in any slot."""
-        return frozenset(self._where)
+        if self._partitions is None:
+            made = frozenset(_topic_partition(*key) for key in self._index())
+            object.__setattr__(self, "_partitions", made)
+        return self._partitions
 
     def offsets(self) -> dict[TopicPartition, int]:
         """Return the next offset to read of every partition, in ``(topic, partition)`` order."""
-        return {tp: self._where[tp][1] for tp in sorted(self._where)}
+        where = self._index()
+        return {_topic_partition(*key): where[key][1] for key in sorted(where)}
 
     def sub_states(self) -> tuple[PartitionOffset, ...]:
         """Every sub-state, slot membership forgotten, in ``(topic, partition)`` order."""
-        return tuple(sorted(sub for slot in self.slots for sub in slot))
+        return _sorted(list(chain.from_iterable(self.slots)))
 
     def slot_of(self, tp: TopicPartition) -> int:
         """Index of the slot that owns ``tp``.
@@ -131,11 +248,17 @@ class OffsetState:
         return self._lookup(tp)[1]
 
     def _lookup(self, tp: TopicPartition) -> tuple[int, int]:
-        try:
-            return self._where[tp]
-        except KeyError:
-            msg = f"partition {tp} is not in this offset state ({len(self._where)} partitions)"
-            raise UnknownPartitionError(msg, tp) from None
+        where = self._index()
+        # Only a TopicPartition itself names a partition: a plain tuple or a subclass never
+        # compared equal to one, so it is unknown here too.
+        if type(tp) is TopicPartition:
+            found = where.get((tp.topic, tp.partition))
+            if found is not None:
+                return found
+        else:
+            hash(tp)  # an unhashable argument is a TypeError, as for any dict key
+        msg = f"partition {tp} is not in this offset state ({len(where)} partitions)"
+        raise UnknownPartitionError(msg, tp)
 
     def with_offsets(self, offsets: Mapping[TopicPartition, int]) -> OffsetState:
         """Return the same assignment with new offsets; partitions not in ``offsets`` keep theirs.
@@ -151,19 +274,20 @@ class OffsetState:
         TypeError, ValueError
             When an offset is not a valid next offset (see :class:`PartitionOffset`).
         """
-        for tp in sorted(offsets):
-            self._lookup(tp)
-        return OffsetState(
-            tuple(
-                tuple(
-                    sub.with_offset(offsets[sub.topic_partition])
-                    if sub.topic_partition in offsets
-                    else sub
-                    for sub in slot
-                )
-                for slot in self.slots
-            )
-        )
+        where = self._index()
+        new = {
+            (tp.topic, tp.partition): o for tp, o in offsets.items() if type(tp) is TopicPartition
+        }
+        if len(new) != len(offsets) or not where.keys() >= new.keys():
+            for tp in sorted(offsets):  # the first unknown one in order, as documented
+                self._lookup(tp)
+        subs = list(chain.from_iterable(self.slots))
+        given = map(new.get, map(_key, subs), repeat(_ABSENT))
+        moved = [
+            sub if offset is _ABSENT else sub.with_offset(offset)
+            for sub, offset in zip(subs, given, strict=True)
+        ]
+        return OffsetState._trusted(_regroup(moved, self.slots))
 
     def ranges_to(self, end: OffsetState) -> tuple[tuple[OffsetRange, ...], ...]:
         """Return the offsets between this state and ``end``, grouped by the slots of ``end``.
@@ -184,18 +308,19 @@ class OffsetState:
         OffsetRegressionError
             When a partition's offset in ``end`` is before its offset in ``self``.
         """
-        per_slot = []
-        for slot in end.slots:
-            ranges = []
-            for sub in slot:
-                found = self._where.get(sub.topic_partition)
-                start = sub.offset if found is None else found[1]
-                if sub.offset < start:
-                    raise OffsetRegressionError(sub.topic_partition, start, sub.offset)
-                if sub.offset > start:
-                    ranges.append(OffsetRange(sub.topic, sub.partition, start, sub.offset))
-            per_slot.append(tuple(ranges))
-        return tuple(per_slot)
+        where = self._index()
+        ranges: list[OffsetRange | None] = []
+        for sub in chain.from_iterable(end.slots):
+            found = where.get((sub.topic, sub.partition))
+            until = sub.offset
+            start = until if found is None else found[1]
+            if until > start:
+                ranges.append(_offset_range(sub.topic, sub.partition, start, until))
+            elif until < start:
+                raise OffsetRegressionError(sub.topic_partition, start, until)
+            else:
+                ranges.append(None)
+        return _regroup(ranges, end.slots, drop_none=True)
 
     def records_between(self, end: OffsetState) -> int:
         """Count the offsets the batch ``[self, end)`` reads; see :meth:`ranges_to`.

@@ -8,6 +8,7 @@ a string changes from process to process and must never decide anything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -21,6 +22,8 @@ MAX_OFFSET: Final = 2**63 - 1
 
 
 def _check_topic(topic: object) -> None:
+    if type(topic) is str and topic:
+        return  # the common case, decided without a call to isinstance
     if not isinstance(topic, str):
         msg = f"topic: must be a string, got {type(topic).__name__} {topic!r}"
         raise TypeError(msg)
@@ -30,6 +33,8 @@ def _check_topic(topic: object) -> None:
 
 
 def _check_int(field: str, value: object, maximum: int, meaning: str) -> None:
+    if type(value) is int and 0 <= value <= maximum:
+        return  # the common case; bool is excluded by the exact type check
     # bool is an int subclass; True as a partition is always a mistake.
     if isinstance(value, bool) or not isinstance(value, int):
         msg = f"{field}: must be an int, got {type(value).__name__} {value!r}"
@@ -40,6 +45,12 @@ def _check_int(field: str, value: object, maximum: int, meaning: str) -> None:
     if value > maximum:
         msg = f"{field}: must be <= {maximum} (Kafka's limit), got {value}"
         raise ValueError(msg)
+
+
+def _check_partition(topic: object, partition: object) -> None:
+    """Check the ``(topic, partition)`` fields the three value types share."""
+    _check_topic(topic)
+    _check_int("partition", partition, MAX_PARTITION, "a Kafka partition id")
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -66,8 +77,7 @@ class TopicPartition:
 
     def __post_init__(self) -> None:
         """Validate once, so that the rest of the package can trust the value."""
-        _check_topic(self.topic)
-        _check_int("partition", self.partition, MAX_PARTITION, "a Kafka partition id")
+        _check_partition(self.topic, self.partition)
 
     def __str__(self) -> str:
         """Return Kafka's ``topic-partition`` notation, for messages and logs only.
@@ -109,18 +119,18 @@ class PartitionOffset:
 
     def __post_init__(self) -> None:
         """Validate once, so that the rest of the package can trust the value."""
-        _check_topic(self.topic)
-        _check_int("partition", self.partition, MAX_PARTITION, "a Kafka partition id")
+        _check_partition(self.topic, self.partition)
         _check_int("offset", self.offset, MAX_OFFSET, "the next offset to read")
 
     @property
     def topic_partition(self) -> TopicPartition:
         """The Kafka partition this sub-state positions."""
-        return TopicPartition(self.topic, self.partition)
+        return _topic_partition(self.topic, self.partition)
 
     def with_offset(self, offset: int) -> PartitionOffset:
         """Return the same partition positioned at ``offset``; the value itself never changes."""
-        return PartitionOffset(self.topic, self.partition, offset)
+        _check_int("offset", offset, MAX_OFFSET, "the next offset to read")
+        return _partition_offset(self.topic, self.partition, offset)  # the rest is checked
 
     def __str__(self) -> str:
         """Return ``topic-partition@offset``, for messages and logs."""
@@ -162,8 +172,7 @@ class OffsetRange:
 
     def __post_init__(self) -> None:
         """Validate once, so that the rest of the package can trust the value."""
-        _check_topic(self.topic)
-        _check_int("partition", self.partition, MAX_PARTITION, "a Kafka partition id")
+        _check_partition(self.topic, self.partition)
         _check_int("start", self.start, MAX_OFFSET, "an offset")
         _check_int("until", self.until, MAX_OFFSET, "an offset")
         if self.until < self.start:
@@ -178,8 +187,58 @@ class OffsetRange:
     @property
     def topic_partition(self) -> TopicPartition:
         """The Kafka partition this range belongs to."""
-        return TopicPartition(self.topic, self.partition)
+        return _topic_partition(self.topic, self.partition)
 
     def __str__(self) -> str:
         """Return ``topic-partition[start, until)``, for messages and logs."""
         return f"{self.topic}-{self.partition}[{self.start}, {self.until})"
+
+
+# Construction without validation, for values whose fields come from values already checked
+# (or were checked just before): ``__post_init__`` costs several times the object itself,
+# and the state package builds thousands of these per micro-batch. Only ``state`` uses
+# them; every value a user or a document supplies still goes through the constructor.
+_new = object.__new__
+
+
+def _setters(cls: type, *names: str) -> tuple[Callable[[object, object], None], ...]:
+    """Setters of the slots ``names`` of the frozen dataclass ``cls``.
+
+    They write through the slot descriptors, bypassing the frozen ``__setattr__`` as the
+    generated ``__init__`` does.
+    """
+    return tuple(cls.__dict__[name].__set__ for name in names)
+
+
+_TP_TOPIC, _TP_PARTITION = _setters(TopicPartition, "topic", "partition")
+_PO_TOPIC, _PO_PARTITION, _PO_OFFSET = _setters(PartitionOffset, "topic", "partition", "offset")
+_OR_TOPIC, _OR_PARTITION, _OR_START, _OR_UNTIL = _setters(
+    OffsetRange, "topic", "partition", "start", "until"
+)
+
+
+def _topic_partition(topic: str, partition: int) -> TopicPartition:
+    """``TopicPartition(topic, partition)`` for fields already validated."""
+    value = _new(TopicPartition)
+    _TP_TOPIC(value, topic)
+    _TP_PARTITION(value, partition)
+    return value
+
+
+def _partition_offset(topic: str, partition: int, offset: int) -> PartitionOffset:
+    """``PartitionOffset(topic, partition, offset)`` for fields already validated."""
+    value = _new(PartitionOffset)
+    _PO_TOPIC(value, topic)
+    _PO_PARTITION(value, partition)
+    _PO_OFFSET(value, offset)
+    return value
+
+
+def _offset_range(topic: str, partition: int, start: int, until: int) -> OffsetRange:
+    """``OffsetRange(topic, partition, start, until)`` for fields already validated."""
+    value = _new(OffsetRange)
+    _OR_TOPIC(value, topic)
+    _OR_PARTITION(value, partition)
+    _OR_START(value, start)
+    _OR_UNTIL(value, until)
+    return value

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from fractions import Fraction
+from operator import attrgetter
 
 from state.offset_state import OffsetState
-from state.partitions import OffsetRange
+from state.partitions import OffsetRange, _new, _offset_range, _setters
 
 __all__ = ["PlannedTask", "plan_tasks"]
 
@@ -118,7 +118,7 @@ def plan_tasks(
     if start == end:
         return ()
     loaded = [
-        (slot, ranges, sum(r.size for r in ranges))
+        (slot, ranges, sum(map(_until, ranges)) - sum(map(_start, ranges)))
         for slot, ranges in enumerate(start.ranges_to(end))
         if ranges
     ]
@@ -128,22 +128,51 @@ def plan_tasks(
     wanted = min(max(end.num_slots, min_partitions or 0), total)
     cap = max_records_per_partition
     pieces = {slot: 1 if cap is None else -(-records // cap) for slot, _, records in loaded}
-    records_of = {slot: records for slot, _, records in loaded}
+    extra = wanted - sum(pieces.values())
+    if extra > 0:
+        _add_pieces(pieces, {slot: records for slot, _, records in loaded}, extra)
 
-    # Largest per-task size first; a slot whose tasks are one offset each cannot be cut.
-    queue = [(-Fraction(records_of[s], n), s) for s, n in pieces.items() if n < records_of[s]]
+    # The tasks are built from ranges already checked, and are not empty by construction.
+    tasks = []
+    for slot, ranges, records in loaded:
+        if pieces[slot] == 1:
+            tasks.append(_planned_task(slot, ranges))
+        else:
+            tasks += (_planned_task(slot, chunk) for chunk in _cut(ranges, records, pieces[slot]))
+    return tuple(tasks)
+
+
+class _Share:
+    """A slot's offsets per task, ``records / pieces``: ordered largest first, then by slot.
+
+    Compared exactly, by cross-multiplying: floats would round large offset counts, and
+    ``Fraction`` normalizes and checks types at every step.
+    """
+
+    __slots__ = ("pieces", "records", "slot")
+
+    def __init__(self, records: int, pieces: int, slot: int) -> None:
+        self.records = records
+        self.pieces = pieces
+        self.slot = slot
+
+    def __lt__(self, other: _Share) -> bool:
+        mine = self.records * other.pieces
+        theirs = other.records * self.pieces
+        return mine > theirs or (mine == theirs and self.slot < other.slot)
+
+
+def _add_pieces(pieces: dict[int, int], records_of: dict[int, int], extra: int) -> None:
+    """Give ``extra`` more tasks, one at a time, to the slot whose tasks are the largest."""
+    # A slot whose tasks are one offset each cannot be cut further.
+    queue = [_Share(records_of[s], n, s) for s, n in pieces.items() if n < records_of[s]]
     heapq.heapify(queue)
-    for _ in range(wanted - sum(pieces.values())):
-        _, slot = heapq.heappop(queue)  # never empty: the total has at least ``wanted`` offsets
-        pieces[slot] += 1
-        if pieces[slot] < records_of[slot]:
-            heapq.heappush(queue, (-Fraction(records_of[slot], pieces[slot]), slot))
-
-    return tuple(
-        PlannedTask(slot, chunk)
-        for slot, ranges, records in loaded
-        for chunk in _cut(ranges, records, pieces[slot])
-    )
+    for _ in range(extra):
+        share = heapq.heappop(queue)  # never empty: the total has at least ``wanted`` offsets
+        share.pieces += 1
+        pieces[share.slot] = share.pieces
+        if share.pieces < share.records:
+            heapq.heappush(queue, share)
 
 
 def _check_option(name: str, value: int | None) -> None:
@@ -173,7 +202,10 @@ def _cut(
         while need:
             current = ranges[index]
             take = min(need, current.until - cursor)
-            chunk.append(OffsetRange(current.topic, current.partition, cursor, cursor + take))
+            if take == current.size:
+                chunk.append(current)  # the whole range: the same value
+            else:
+                chunk.append(_offset_range(current.topic, current.partition, cursor, cursor + take))
             cursor += take
             need -= take
             if cursor == current.until and index + 1 < len(ranges):
@@ -181,3 +213,16 @@ def _cut(
                 cursor = ranges[index].start
         chunks.append(tuple(chunk))
     return chunks
+
+
+_start = attrgetter("start")
+_until = attrgetter("until")
+_set_slot, _set_ranges = _setters(PlannedTask, "slot", "ranges")
+
+
+def _planned_task(slot: int, ranges: tuple[OffsetRange, ...]) -> PlannedTask:
+    """``PlannedTask(slot, ranges)`` for values known valid, without checking them again."""
+    task = _new(PlannedTask)
+    _set_slot(task, slot)
+    _set_ranges(task, ranges)
+    return task

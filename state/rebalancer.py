@@ -31,18 +31,30 @@ by sorting on weights, ``(topic, partition)`` and slot indices.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping
+from bisect import insort
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, groupby, pairwise, repeat
+from operator import attrgetter
 
 from state.errors import DuplicatePartitionError
-from state.offset_state import OffsetState
-from state.partitions import PartitionOffset, TopicPartition
+from state.offset_state import _PLAIN, OffsetState, _Key, _key
+from state.partitions import PartitionOffset, TopicPartition, _topic_partition
 
 __all__ = ["Rebalance", "rebalance"]
 
-# Internal partition key: plain tuples sort like TopicPartition and skip its validation in
-# the hot loops.
-_Key = tuple[str, int]
+# Speed, for 100,000 partitions. The algorithm moves the sub-states themselves and looks
+# live partitions up by topic, then partition number: no object is made per partition, and
+# the C-level passes (map, all, slicing) do the per-partition work. A tuple key per
+# partition would do, but hundreds of thousands of new objects make the cycle collector run
+# full passes that cost more than the rest. Weights, given by TopicPartition (its generated
+# ``__hash__`` runs in Python), are kept by ``_key`` tuples. Every list of sub-states passed
+# around here is in ``(topic, partition)`` order unless said otherwise, so the result needs
+# no sorting.
+_Live = dict[str, dict[int, PartitionOffset]]
+_topic = attrgetter("topic")
+_partition = attrgetter("partition")
+_NONE: dict[int, PartitionOffset] = {}  # the partitions of a topic that is not live
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,169 +136,303 @@ def rebalance(
     if not isinstance(current, OffsetState):
         msg = f"current: must be an OffsetState, got {type(current).__name__}"
         raise TypeError(msg)
-    if isinstance(target_slots, bool) or not isinstance(target_slots, int):
-        msg = f"target_slots: must be an int, got {type(target_slots).__name__} {target_slots!r}"
+    _check_at_least("target_slots", target_slots, 1)
+    live_subs = _live_sub_states(live)
+    weight = _weights(weights, live_subs)
+
+    # Each slot's live partitions, in order: current's sub-states, since a partition
+    # already held keeps its offset.
+    held: list[Sequence[PartitionOffset]] = []
+    removed: list[PartitionOffset] = []
+    for slot in current.slots:
+        if not _all_live(slot, live_subs):
+            removed += [sub for sub in slot if not _is_live(sub, live_subs)]
+            slot = [sub for sub in slot if _is_live(sub, live_subs)]
+        held.append(slot)
+    added = _added(held, live_subs)
+
+    kept = held[:target_slots] + [() for _ in range(target_slots - len(held))]
+    leaving = list(chain(*held[target_slots:]))
+    free = sorted(leaving + added, key=_key) if leaving else added
+    slots, overflow = _balance_counts(kept, free, weight)
+    if _cap_weights(slots, weight):
+        moved = _moved(held, slots)
+    else:
+        # Phase 1 moves exactly the partitions it takes from slots that go or are over
+        # quota; a slot over quota is full, so none returns to the slot it came from.
+        moved = leaving + overflow
+    # The result needs no check, unless ``current`` holds a subclass of PartitionOffset:
+    # then the constructor sorts it as it always did (refusing to mix it with plain ones).
+    plain = set(map(type, chain.from_iterable(current.slots))) <= _PLAIN
+    return Rebalance(
+        (OffsetState._trusted if plain else OffsetState)(tuple(map(tuple, slots))),
+        frozenset(map(_topic_partition, map(_topic, moved), map(_partition, moved))),
+        tuple(added),
+        tuple(_topic_partition(*key) for key in sorted(map(_key, removed))),
+    )
+
+
+def _check_at_least(field: str, value: object, minimum: int) -> None:
+    # bool is an int subclass; True slots or a True weight is always a mistake.
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"{field}: must be an int, got {type(value).__name__} {value!r}"
         raise TypeError(msg)
-    if target_slots < 1:
-        msg = f"target_slots: must be >= 1, got {target_slots}"
+    if value < minimum:
+        msg = f"{field}: must be >= {minimum}, got {value}"
         raise ValueError(msg)
-    live_offsets = _live_offsets(live)
-    weight = _weights(weights, live_offsets)
-
-    before: dict[_Key, int] = {}
-    kept: list[list[PartitionOffset]] = [[] for _ in range(target_slots)]
-    free: list[PartitionOffset] = []
-    removed: list[TopicPartition] = []
-    for index, slot in enumerate(current.slots):
-        for sub in slot:
-            key = (sub.topic, sub.partition)
-            if key not in live_offsets:
-                removed.append(sub.topic_partition)
-                continue
-            before[key] = index
-            (kept[index] if index < target_slots else free).append(sub)
-    added = sorted(
-        PartitionOffset(topic, partition, offset)
-        for (topic, partition), offset in live_offsets.items()
-        if (topic, partition) not in before
-    )
-
-    slots = _balance_counts(kept, free + added, weight)
-    _cap_weights(slots, weight)
-    state = OffsetState.of(slots)
-    moved = frozenset(
-        sub.topic_partition
-        for index, slot in enumerate(state.slots)
-        for sub in slot
-        if before.get((sub.topic, sub.partition), index) != index
-    )
-    return Rebalance(state, moved, tuple(added), tuple(sorted(removed)))
 
 
-def _live_offsets(live: Iterable[PartitionOffset]) -> dict[_Key, int]:
-    offsets: dict[_Key, int] = {}
+def _live_sub_states(live: Iterable[PartitionOffset]) -> _Live:
+    """Each live partition's sub-state, as a plain ``PartitionOffset``, by topic and number."""
+    live = list(live)
+    by_topic: _Live = {}
+    if set(map(type, live)) <= _PLAIN:
+        # One dict update per topic. Sorting on the topic alone compares strings in C, and
+        # costs one pass when ``live`` comes grouped by topic, as it usually does.
+        for topic, run in groupby(sorted(live, key=_topic), key=_topic):
+            subs = list(run)
+            by_topic.setdefault(topic, {}).update(zip(map(_partition, subs), subs, strict=True))
+        if sum(map(len, by_topic.values())) == len(live):
+            return by_topic
+        by_topic = {}
+    # A partition given twice (maybe at two offsets), or a value that is not plainly a
+    # PartitionOffset: one at a time, to name the first problem.
     for sub in live:
         if not isinstance(sub, PartitionOffset):
             msg = f"live: must hold PartitionOffset values, got {type(sub).__name__} {sub!r}"
             raise TypeError(msg)
-        key = (sub.topic, sub.partition)
-        if offsets.get(key, sub.offset) != sub.offset:
+        numbers = by_topic.setdefault(sub.topic, {})
+        other = numbers.get(sub.partition)
+        if other is not None and other.offset != sub.offset:
             tp = sub.topic_partition
-            msg = f"live: partition {tp} is given twice, at offsets {offsets[key]} and {sub.offset}"
+            msg = f"live: partition {tp} is given twice, at offsets {other.offset} and {sub.offset}"
             raise DuplicatePartitionError(msg, tp)
-        offsets[key] = sub.offset
-    return offsets
+        if type(sub) is not PartitionOffset:
+            sub = PartitionOffset(sub.topic, sub.partition, sub.offset)
+        numbers[sub.partition] = sub
+    return by_topic
 
 
-def _weights(
-    weights: Mapping[TopicPartition, int] | None, live: Mapping[_Key, int]
-) -> dict[_Key, int]:
-    """Weight of every live partition: given, or 0."""
-    weight = dict.fromkeys(live, 0)
+def _is_live(sub: PartitionOffset, live: _Live) -> bool:
+    return sub.partition in live.get(sub.topic, _NONE)
+
+
+def _all_live(slot: Sequence[PartitionOffset], live: _Live) -> bool:
+    """Whether every partition of ``slot`` is live, in one C-level pass and no allocation."""
+    numbers = map(live.get, map(_topic, slot), repeat(_NONE))
+    return all(map(dict.__contains__, numbers, map(_partition, slot)))
+
+
+def _added(held: list[Sequence[PartitionOffset]], live: _Live) -> list[PartitionOffset]:
+    """Return the live partitions no slot holds, in order."""
+    count = sum(map(len, held))  # all distinct and all live
+    if count == sum(map(len, live.values())):
+        return []
+    known = set(map(_key, chain(*held)))
+    return [
+        numbers[number]
+        for topic, numbers in sorted(live.items())
+        for number in sorted(numbers)
+        if (topic, number) not in known
+    ]
+
+
+def _moved(
+    held: list[Sequence[PartitionOffset]], slots: list[list[PartitionOffset]]
+) -> list[PartitionOffset]:
+    """Return the partitions of ``held`` whose slot index differs in ``slots``."""
+    was: dict[_Key, int] = {}
+    for index, slot in enumerate(held):
+        was.update(zip(map(_key, slot), repeat(index)))
+    return [
+        sub
+        for index, slot in enumerate(slots)
+        for sub in slot
+        if was.get((sub.topic, sub.partition), index) != index
+    ]
+
+
+def _weights(weights: Mapping[TopicPartition, int] | None, live: _Live) -> dict[_Key, int]:
+    """Weight of the live partitions that weigh something; all others weigh 0."""
+    weight: dict[_Key, int] = {}
     for tp, value in (weights or {}).items():
         if not isinstance(tp, TopicPartition):
             msg = f"weights: keys must be TopicPartition, got {type(tp).__name__} {tp!r}"
             raise TypeError(msg)
-        if isinstance(value, bool) or not isinstance(value, int):
-            msg = f"weights[{tp}]: must be an int, got {type(value).__name__} {value!r}"
-            raise TypeError(msg)
-        if value < 0:
-            msg = f"weights[{tp}]: must be >= 0, got {value}"
-            raise ValueError(msg)
-        key = (tp.topic, tp.partition)
-        if key in weight:
-            weight[key] = value
+        _check_at_least(f"weights[{tp}]", value, 0)
+        if value and tp.partition in live.get(tp.topic, _NONE):
+            weight[tp.topic, tp.partition] = value
     return weight
 
 
-def _key(sub: PartitionOffset) -> _Key:
-    return (sub.topic, sub.partition)
+def _weight_of(weight: Mapping[_Key, int]) -> Callable[[PartitionOffset], int]:
+    return lambda sub: weight.get((sub.topic, sub.partition), 0)
+
+
+def _heaviest_first(weight: Mapping[_Key, int]) -> Callable[[PartitionOffset], tuple]:
+    """Sort key: heaviest first, ties in ``(topic, partition)`` order."""
+    return lambda sub: (-weight.get((sub.topic, sub.partition), 0), sub.topic, sub.partition)
 
 
 def _balance_counts(
-    kept: list[list[PartitionOffset]], free: list[PartitionOffset], weight: Mapping[_Key, int]
-) -> list[list[PartitionOffset]]:
-    """Phase 1: counts balanced, keeping the most partitions in place (see module doc)."""
+    kept: list[Sequence[PartitionOffset]], free: list[PartitionOffset], weight: Mapping[_Key, int]
+) -> tuple[list[list[PartitionOffset]], list[PartitionOffset]]:
+    """Phase 1: counts balanced, keeping the most partitions in place (see module doc).
+
+    ``kept[i]`` holds what slot ``i`` keeps if it can, ``free`` what must be placed anyway,
+    both in order. Returns the slots, in order, and the partitions taken off slots over
+    their quota.
+    """
     n = len(kept)
     total_weight = sum(weight.values())
     base, extra = divmod(sum(map(len, kept)) + len(free), n)
     quota = [base] * n
     for index in sorted(range(n), key=lambda i: (-len(kept[i]), i))[:extra]:
         quota[index] += 1
-
-    def heaviest_first(sub: PartitionOffset) -> tuple[int, str, int]:
-        return (-weight[_key(sub)], sub.topic, sub.partition)
+    weight_of = _weight_of(weight)
+    heaviest_first = _heaviest_first(weight)
 
     slots: list[list[PartitionOffset]] = []
-    spare = list(free)
+    overflow: list[PartitionOffset] = []
     for index, held in enumerate(kept):
         if len(held) <= quota[index]:
             slots.append(list(held))
-            continue
-        # Over quota: keep heavy partitions while the slot stays under its fair share, so
-        # a split of one big slot does not leave all heavy ones on one side. Without
-        # weights this keeps the first ``quota`` partitions in (topic, partition) order.
-        keep: list[PartitionOffset] = []
-        load = 0
-        ordered = sorted(held, key=heaviest_first)
-        for position, sub in enumerate(ordered):
-            need = quota[index] - len(keep)
-            w = weight[_key(sub)]
-            if need and (len(ordered) - position == need or (load + w) * n <= total_weight):
-                keep.append(sub)
-                load += w
-            else:
-                spare.append(sub)
-        slots.append(keep)
+        elif not total_weight:
+            # What the loop below does when all weigh 0: keep the first ``quota``.
+            slots.append(list(held[: quota[index]]))
+            overflow += held[quota[index] :]
+        else:
+            # Over quota: keep heavy partitions while the slot stays under its fair share,
+            # so a split of one big slot does not leave all heavy ones on one side.
+            keep: list[PartitionOffset] = []
+            load = 0
+            ordered = sorted(held, key=heaviest_first)
+            for position, sub in enumerate(ordered):
+                need = quota[index] - len(keep)
+                w = weight_of(sub)
+                if need and (len(ordered) - position == need or (load + w) * n <= total_weight):
+                    keep.append(sub)
+                    load += w
+                else:
+                    overflow.append(sub)
+            slots.append(sorted(keep, key=_key))
 
-    spare.sort(key=heaviest_first)
+    if total_weight:
+        _place_lightest_first(slots, quota, sorted(free + overflow, key=heaviest_first), weight)
+    else:
+        spare = sorted(free + overflow, key=_key) if overflow else free
+        _place_evenly(slots, quota, spare)
+    return slots, overflow
+
+
+def _place_lightest_first(
+    slots: list[list[PartitionOffset]],
+    quota: list[int],
+    spare: list[PartitionOffset],
+    weight: Mapping[_Key, int],
+) -> None:
+    """Give each partition of ``spare``, in turn, to the open slot with the least weight.
+
+    Ties go to the fewest partitions, then the lowest index; a slot closes at its quota.
+    """
+    weight_of = _weight_of(weight)
     open_slots = [
-        (sum(weight[_key(s)] for s in slot), len(slot), index)
+        (sum(map(weight_of, slot)), len(slot), index)
         for index, slot in enumerate(slots)
         if len(slot) < quota[index]
     ]
+    receivers = [index for _, _, index in open_slots]
     heapq.heapify(open_slots)
     for sub in spare:
         load, count, index = heapq.heappop(open_slots)
         slots[index].append(sub)
         if count + 1 < quota[index]:
-            heapq.heappush(open_slots, (load + weight[_key(sub)], count + 1, index))
-    return slots
+            heapq.heappush(open_slots, (load + weight_of(sub), count + 1, index))
+    for index in receivers:
+        slots[index].sort(key=_key)
 
 
-def _cap_weights(slots: list[list[PartitionOffset]], weight: Mapping[_Key, int]) -> None:
-    """Phase 2, in place: bring every slot to at most ``W/N + w_max`` (see module doc)."""
+def _place_evenly(
+    slots: list[list[PartitionOffset]], quota: list[int], spare: list[PartitionOffset]
+) -> None:
+    """Place ``spare`` (in order) as :func:`_place_lightest_first` does when all weigh 0.
+
+    With no weight, each partition goes to the open slot with the fewest partitions, then
+    the lowest index: slot ``i`` takes a partition at turn ``(c, i)`` in sorted order, for
+    each ``len(slots[i]) <= c < quota[i]``. Between two consecutive levels of ``c`` at
+    which some slot opens or closes, the same slots take turns in index order, so each
+    one's share of that stretch of ``spare`` is every ``m``-th partition: one slice, not
+    one heap operation per partition. The slices come in order, so only a slot that held
+    partitions before needs sorting.
+    """
+    opening = sorted(
+        (len(slot), index) for index, slot in enumerate(slots) if len(slot) < quota[index]
+    )
+    closing = {quota[index] for _, index in opening}
+    levels = sorted({count for count, _ in opening} | closing)
+    takers: list[int] = []
+    position = next_open = 0
+    for low, high in pairwise(levels):
+        if low in closing:
+            takers = [index for index in takers if quota[index] > low]
+        while next_open < len(opening) and opening[next_open][0] == low:
+            insort(takers, opening[next_open][1])
+            next_open += 1
+        step = len(takers)
+        end = position + step * (high - low)
+        for rank, index in enumerate(takers):
+            slots[index] += spare[position + rank : end : step]
+        position = end
+    for count, index in opening:
+        if count:
+            slots[index].sort(key=_key)
+
+
+def _cap_weights(slots: list[list[PartitionOffset]], weight: Mapping[_Key, int]) -> bool:
+    """Phase 2, in place: bring every slot to at most ``W/N + w_max`` (see module doc).
+
+    Returns whether any partition changed slot; the slots stay in order.
+    """
+    heaviest = max(weight.values(), default=0)
+    if not heaviest:
+        return False  # all weigh 0: every load is 0, within any limit
     n = len(slots)
     # A slot is over when load > W/N + w_max, that is load * n > W + w_max * n: exact in ints.
-    limit = sum(weight.values()) + max(weight.values(), default=0) * n
-    loads = [sum(weight[_key(sub)] for sub in slot) for slot in slots]
+    limit = sum(weight.values()) + heaviest * n
+    weight_of = _weight_of(weight)
+    loads = [sum(map(weight_of, slot)) for slot in slots]
     sources = sorted((i for i in range(n) if loads[i] * n > limit), key=lambda i: (-loads[i], i))
     if not sources:
-        return
+        return False
+    heaviest_first = _heaviest_first(weight)
+    changed: set[int] = set()
     # Min-heap of (load, slot); an entry is stale once that slot's load changed.
     lightest = [(load, index) for index, load in enumerate(loads)]
     heapq.heapify(lightest)
     for source in sources:
-        originals = sorted(slots[source], key=lambda s: (-weight[_key(s)], s.topic, s.partition))
-        for sub in originals:
+        for sub in sorted(slots[source], key=heaviest_first):
             if loads[source] * n <= limit:
                 break
             while lightest[0][0] != loads[lightest[0][1]]:
                 heapq.heappop(lightest)
             target = lightest[0][1]
-            moved_weight = weight[_key(sub)]
+            moved_weight = weight_of(sub)
             if len(slots[source]) <= len(slots[target]):
                 # A plain move would unbalance the counts: swap with the target's lightest,
                 # which the module doc shows is strictly lighter than ``sub``.
-                back = min(slots[target], key=lambda s: (weight[_key(s)], s.topic, s.partition))
+                back = min(slots[target], key=lambda s: (weight_of(s), s.topic, s.partition))
                 slots[target].remove(back)
                 slots[source].append(back)
-                moved_weight -= weight[_key(back)]
+                moved_weight -= weight_of(back)
             slots[source].remove(sub)
             slots[target].append(sub)
             loads[source] -= moved_weight
             loads[target] += moved_weight
+            changed.update((source, target))
             heapq.heappush(lightest, (loads[target], target))
             heapq.heappush(lightest, (loads[source], source))
         # The module doc proves the loop never runs out of originals first.
         assert loads[source] * n <= limit, "weight repair ran out of partitions"
+    for index in changed:
+        slots[index].sort(key=_key)
+    return True

@@ -97,6 +97,47 @@ def test_with_offsets_refuses_partitions_it_does_not_hold() -> None:
         state.with_offsets({TP("a", 0): -3})
 
 
+def test_with_offsets_checks_keys_and_offsets_like_the_constructors() -> None:
+    state = OffsetState.of([[P("a", 0, 5)]])
+    with pytest.raises(TypeError, match="^offset: must be an int, got NoneType"):
+        state.with_offsets({TP("a", 0): None})  # type: ignore[dict-item]
+    with pytest.raises(UnknownPartitionError, match=r"\('a', 0\)"):
+        state.with_offsets({("a", 0): 7})  # type: ignore[dict-item]  # only a TopicPartition
+    with pytest.raises(UnknownPartitionError):
+        state.slot_of(("a", 0))  # type: ignore[arg-type]
+
+
+def test_states_made_inside_the_package_equal_checked_ones() -> None:
+    """with_offsets builds its result unchecked, and its index only when first asked."""
+    state = OffsetState.of([[P("b", 0, 5), P("a", 3, 7)], [], [P("a", 1, 9)]])
+    moved = state.with_offsets({TP("a", 1): 11})
+    checked = OffsetState(moved.slots)
+    assert moved == checked
+    assert moved.offsets() == checked.offsets()
+    assert moved.partitions() == checked.partitions() == state.partitions()
+    assert [moved.slot_of(tp) for tp in state.partitions()] == [
+        checked.slot_of(tp) for tp in state.partitions()
+    ]
+    assert moved.sub_states() == checked.sub_states()
+    assert pickle.loads(pickle.dumps(moved)) == checked
+
+
+class _Tagged(PartitionOffset):
+    """A subclass: still accepted, checked and sorted one value at a time."""
+
+
+class _Slot(tuple[PartitionOffset, ...]):
+    """A tuple subclass as a slot: accepted, and stored as a plain tuple."""
+
+
+def test_unusual_but_valid_slots_take_the_checked_path() -> None:
+    state = OffsetState(((_Tagged("b", 0, 1), _Tagged("a", 0, 2)), _Slot([P("c", 0, 3)])))
+    assert [type(s) for s in state.slots[0]] == [_Tagged, _Tagged]
+    assert [s.topic for s in state.slots[0]] == ["a", "b"]
+    assert type(state.slots[1]) is tuple
+    assert state.slot_of(TP("a", 0)) == 0
+
+
 def test_ranges_to_uses_the_end_assignment_and_skips_new_and_removed_partitions() -> None:
     start = OffsetState.of([[P("a", 0, 5), P("a", 1, 10), P("gone", 0, 3)]])
     end = OffsetState.of([[P("a", 1, 10), P("new", 0, 40)], [P("a", 0, 8)]])

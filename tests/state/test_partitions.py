@@ -7,6 +7,7 @@ import pickle
 import pytest
 
 from state import MAX_OFFSET, MAX_PARTITION, OffsetRange, PartitionOffset, TopicPartition
+from state.partitions import _offset_range, _partition_offset, _topic_partition
 
 
 def test_topic_partition_orders_by_topic_then_partition_numerically() -> None:
@@ -78,6 +79,8 @@ def test_partition_offset_rejects_bad_fields_naming_the_field(
 def test_with_offset_validates_the_new_offset() -> None:
     with pytest.raises(ValueError, match="^offset:"):
         PartitionOffset("t", 0, 5).with_offset(-1)
+    with pytest.raises(TypeError, match="^offset: must be an int, got bool True"):
+        PartitionOffset("t", 0, 5).with_offset(True)
 
 
 def test_offset_range_is_half_open() -> None:
@@ -108,3 +111,22 @@ def test_values_survive_pickling_for_the_executors() -> None:
     values = [TopicPartition("t", 1), PartitionOffset("t", 1, 2), OffsetRange("t", 1, 2, 9)]
     for value in values:
         assert pickle.loads(pickle.dumps(value)) == value
+
+
+def test_values_built_inside_the_package_equal_checked_ones() -> None:
+    """The unchecked constructors ``state`` uses internally give the very same values."""
+    built = [
+        (_topic_partition("t", 1), TopicPartition("t", 1)),
+        (_partition_offset("t", 1, 2), PartitionOffset("t", 1, 2)),
+        (_offset_range("t", 1, 2, 9), OffsetRange("t", 1, 2, 9)),
+    ]
+    for fast, checked in built:
+        assert type(fast) is type(checked)
+        assert fast == checked
+        assert hash(fast) == hash(checked)
+        assert repr(fast) == repr(checked)
+        assert pickle.loads(pickle.dumps(fast)) == checked
+        with pytest.raises(AttributeError):
+            fast.topic = "u"  # type: ignore[misc]  # still frozen
+    assert PartitionOffset("t", 1, 2).topic_partition == TopicPartition("t", 1)
+    assert OffsetRange("t", 1, 2, 9).topic_partition == TopicPartition("t", 1)

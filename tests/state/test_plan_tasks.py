@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import heapq
 import pickle
 import random
 from collections import defaultdict
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -19,6 +21,7 @@ from state import (
     TopicPartition,
     plan_tasks,
 )
+from state.planning import _add_pieces
 
 P = PartitionOffset
 R = OffsetRange
@@ -252,3 +255,25 @@ def test_plans_cover_the_batch_exactly_and_respect_every_rule(
             for b in pieces:
                 if b != a and pieces[b] < per_slot[b]:
                     assert per_slot[a] * pieces[b] >= per_slot[b] * (pieces[a] - 1)
+
+
+@settings(max_examples=500)
+@given(
+    records=st.lists(st.integers(1, 10**18) | st.integers(1, 12), min_size=1, max_size=12),
+    extra=st.integers(1, 40),
+)
+def test_extra_tasks_follow_exact_shares(records: list[int], extra: int) -> None:
+    """The cross-multiplied comparison picks as exact fractions do, ties to the lower slot."""
+    pieces = dict.fromkeys(range(len(records)), 1)
+    extra = min(extra, sum(records) - len(records))
+    expected = dict(pieces)
+    queue = [(-Fraction(r, 1), s) for s, r in enumerate(records) if r > 1]
+    heapq.heapify(queue)
+    for _ in range(extra):
+        _, slot = heapq.heappop(queue)
+        expected[slot] += 1
+        if expected[slot] < records[slot]:
+            heapq.heappush(queue, (-Fraction(records[slot], expected[slot]), slot))
+    if extra > 0:
+        _add_pieces(pieces, dict(enumerate(records)), extra)
+    assert pieces == expected

@@ -16,7 +16,11 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from state import OffsetState, PartitionOffset, Rebalance, TopicPartition, rebalance
-from state.rebalancer import _balance_counts  # phase 1 only, to state the weighted bound
+from state.rebalancer import (  # phase 1 only, to state the weighted bound
+    _balance_counts,
+    _place_evenly,
+    _place_lightest_first,
+)
 
 TOPICS = ("a", "b", "orders", "orders-1", "ü")
 UNIVERSE = tuple(TopicPartition(t, p) for t in TOPICS for p in range(20))
@@ -131,7 +135,7 @@ def repair_budget(
     free += sorted(
         PartitionOffset(tp.topic, tp.partition, o) for tp, o in live.items() if tp not in known
     )
-    phase_one = _balance_counts(kept, free, weight)
+    phase_one, _ = _balance_counts(kept, sorted(free), weight)
     limit = _weight_limit(set(live), weights, slots)
     over = [
         slot
@@ -152,6 +156,11 @@ def check_step(
     state = result.state
     live_set = set(live)
     before = current.offsets()
+
+    # The state is built without the constructor's checks: it must be what they would give.
+    checked = OffsetState(state.slots)
+    assert checked == state
+    assert checked.offsets() == state.offsets()
 
     # 5. Determinism: again, and with every input in another order.
     assert rebalance(current, slots, sub_states, weights) == result
@@ -271,3 +280,29 @@ def test_a_balanced_state_is_a_fixed_point(
     event(f"balanced under weights: {balanced}")
     result = check_step(current, slots, current.offsets(), weights)
     assert (result.state == current) == balanced
+
+
+@settings(max_examples=500)
+@given(
+    shape=st.lists(
+        st.tuples(st.integers(0, 9), st.integers(0, 9)).map(sorted), min_size=1, max_size=15
+    ),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_even_placement_is_the_weighted_placement_when_nothing_weighs(
+    shape: list[list[int]], seed: int
+) -> None:
+    """With no weight, one slice per slot and level gives what one heap step per partition does."""
+    counts = [held for held, _ in shape]
+    quota = [most for _, most in shape]
+    subs = [PartitionOffset(t, p, 0) for t in TOPICS for p in range(30)]
+    random.Random(seed).shuffle(subs)
+    taken = iter(subs)
+    slots = [sorted(next(taken) for _ in range(c)) for c in counts]
+    spare = sorted(next(taken) for _ in range(sum(quota) - sum(counts)))
+    evenly = [list(slot) for slot in slots]
+    _place_evenly(evenly, quota, spare)
+    by_heap = [list(slot) for slot in slots]
+    _place_lightest_first(by_heap, quota, spare, {})
+    assert evenly == by_heap
+    assert [len(slot) for slot in evenly] == quota
