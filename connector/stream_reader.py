@@ -51,6 +51,87 @@ from state import (
 __all__ = ["KafkaStreamReader"]
 
 
+class _DocumentCache:
+    """The last few slots documents this reader parsed or wrote, to parse each only once.
+
+    Spark hands every offset to the reader as a fresh dict read back from JSON: the
+    ``start`` of ``latestOffset`` is the end it returned the batch before, and ``partitions``
+    and ``commit`` get both ends again. At thousands of partitions, parsing (and checking) a
+    document costs more than a batch's offset lookup, so a dict equal to one seen recently
+    reuses that document. "Equal" is exact, type for type at every level, not ``==``:
+    ``True`` and ``5.0`` equal ``1`` and ``5`` but are no offsets, and such a document must
+    still be refused by :meth:`SlotsDocument.from_dict`. The cache keeps its own copies of
+    the dicts, so a caller changing a dict afterwards changes nothing here; a new reader
+    (after a restart) starts empty, so a checkpointed document is always parsed once.
+    """
+
+    def __init__(self, size: int = 3) -> None:
+        # A batch touches three documents: its start, its end, and the previous batch's end
+        # when the start is re-planned; most recent first.
+        self._size = size
+        self._entries: list[tuple[dict[str, Any], SlotsDocument]] = []
+
+    def parse(self, data: Any) -> SlotsDocument:
+        """:meth:`SlotsDocument.from_dict`, or the document last made from an identical dict."""
+        for index, (seen, document) in enumerate(self._entries):
+            if type(data) is dict and data == seen and _same_json(data, seen):
+                if index:
+                    self._entries.insert(0, self._entries.pop(index))
+                return document
+        document = SlotsDocument.from_dict(data)
+        self._keep(document)
+        return document
+
+    def to_dict(self, document: SlotsDocument) -> dict[str, Any]:
+        """``document.to_dict()``, remembered so that the dict Spark hands back is not parsed."""
+        self._keep(document)
+        return document.to_dict()
+
+    def _keep(self, document: SlotsDocument) -> None:
+        self._entries.insert(0, (document.to_dict(), document))
+        del self._entries[self._size :]
+
+
+def _same_json(data: dict[str, Any], seen: dict[str, Any]) -> bool:
+    """Whether ``data``, equal to the document dict ``seen``, has its types at every level.
+
+    ``seen`` comes from ``SlotsDocument.to_dict``. Its ``slots``, thousands of entries, have
+    a known shape (a list of dicts of dicts of ``int`` under ``str`` keys) checked with one
+    pass per level; the other sections, small, are compared value by value.
+    """
+    slots = data["slots"]
+    if type(data["version"]) is not int or type(slots) is not list:
+        return False
+    if not set(map(type, slots)) <= {dict}:
+        return False
+    topics = [partitions for slot in slots for partitions in slot.values()]
+    if not set(map(type, topics)) <= {dict}:
+        return False
+    keys = {type(key) for slot in slots for key in slot}
+    keys.update(type(key) for partitions in topics for key in partitions)
+    offsets = {type(offset) for partitions in topics for offset in partitions.values()}
+    return (
+        keys <= {str}
+        and offsets <= {int}
+        and all(_same_value(data[key], seen[key]) for key in seen.keys() - {"version", "slots"})
+    )
+
+
+def _same_value(data: Any, seen: Any) -> bool:
+    """Whether ``data``, equal to the JSON value ``seen``, has the same type at every level."""
+    kind = type(seen)
+    if type(data) is not kind:
+        return False
+    if kind is dict:
+        return all(
+            type(key) is str and _same_value(value, seen[key]) for key, value in data.items()
+        )
+    if kind is list:
+        return all(_same_value(value, item) for value, item in zip(data, seen, strict=True))
+    if kind is float:
+        return repr(data) == repr(seen)  # -0.0 == 0.0, yet they are different JSON
+    return True
+
 
 class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The streaming reader; Spark keeps one instance on the driver for the query's life.
@@ -70,11 +151,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._group_committer: Any = None
         self._group_committed: dict[TopicPartition, int] | None = None
         self._held: tuple[TopicPartition, ...] = ()
+        self._documents = _DocumentCache()
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_metadata"] = None
         state["_group_committer"] = None
+        state["_documents"] = _DocumentCache()  # executors never plan: ship no documents
         return state
 
     def _kafka(self) -> KafkaMetadata:
@@ -126,7 +209,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         """Rebalance the slots and move each partition's offset to its end for this batch."""
-        document = SlotsDocument.from_dict(start)
+        document = self._documents.parse(start)
         current = document.state
         # Spark asks for the next batch only once the one ending at ``start`` is committed,
         # and it calls commit() for a batch only when it plans the next one: publishing
@@ -134,21 +217,22 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._commit_to_group(current)
         kafka = self._kafka()
         live = kafka.partitions(self._options.subscription)
+        known = current.offsets()
         target = self._available_now_target
         if target is not None:
-            live = frozenset(tp for tp in live if tp in target or tp in current.partitions())
-        self._report_removed(current.partitions() - live)
-        known = current.offsets()
+            live = frozenset(tp for tp in live if tp in target or tp in known)
+        self._report_removed(frozenset(known.keys() - live))
         joining = kafka.earliest([tp for tp in live if tp not in known])
         latest = kafka.latest(live)
         self._latest = latest
         if self._should_wait(known, latest, limit) and not joining:
             return start
         ends, extras = self._end_offsets(known, latest, limit, document.extras)
-        weights = {tp: max(0, latest[tp] - known.get(tp, joining.get(tp, 0))) for tp in live}
-        sub_states = [
-            PartitionOffset(tp.topic, tp.partition, known.get(tp, joining.get(tp, 0))) for tp in live
-        ]
+        # Where each partition starts this batch: looked up once, as hashing thousands of
+        # TopicPartition keys is a visible share of planning.
+        starts = {tp: known.get(tp, joining.get(tp, 0)) for tp in live}
+        weights = {tp: max(0, latest[tp] - at) for tp, at in starts.items()}
+        sub_states = [PartitionOffset(tp.topic, tp.partition, at) for tp, at in starts.items()]
         slots = self._slot_count(len(live), current.num_slots)
         result = rebalance(current, slots, sub_states, weights)
         if result.moved or result.added or result.removed or (
@@ -168,7 +252,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if end_state == current:
             return start  # nothing to read and nothing moved: no batch, even if clocks ticked
         self._last_trigger_ms = time.time() * 1000  # maxTriggerDelay counts from here
-        return SlotsDocument(end_state, extras).to_dict()
+        return self._documents.to_dict(SlotsDocument(end_state, extras))
 
     def _should_wait(
         self,
@@ -202,17 +286,17 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Where each already-known partition's next batch ends (joining ones stay put), and
         the document's other sections. In order: the AvailableNow target, event-time
         alignment, then the row cap, so the cap is shared only by partitions free to move."""
-        ends = {tp: latest[tp] for tp in latest if tp in known}
-        for tp in sorted(ends):
-            if ends[tp] < known[tp]:
-                msg = (
-                    f"{tp.topic}-{tp.partition}: the latest offset {ends[tp]} is below the "
-                    f"checkpointed position {known[tp]}; the topic was probably deleted and "
-                    "re-created, so records may have been missed"
-                )
-                if self._options.fail_on_data_loss:
-                    raise DataLossError(msg + ". Set 'failOnDataLoss' to false to go on.")
-                logger.warning("%s; continuing from %d because failOnDataLoss is false", msg, ends[tp])
+        ends = {tp: end for tp, end in latest.items() if tp in known}
+        # Sorted for stable messages; only the few that went back are sorted, not all.
+        for tp in sorted(tp for tp, end in ends.items() if end < known[tp]):
+            msg = (
+                f"{tp.topic}-{tp.partition}: the latest offset {ends[tp]} is below the "
+                f"checkpointed position {known[tp]}; the topic was probably deleted and "
+                "re-created, so records may have been missed"
+            )
+            if self._options.fail_on_data_loss:
+                raise DataLossError(msg + ". Set 'failOnDataLoss' to false to go on.")
+            logger.warning("%s; continuing from %d because failOnDataLoss is false", msg, ends[tp])
         if self._available_now_target is not None:
             target = self._available_now_target
             ends = {tp: min(end, target.get(tp, end)) for tp, end in ends.items()}
@@ -286,12 +370,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         Only for lag tools (kafka-consumer-groups, Burrow, kcat): the checkpoint stays the
         only truth for where the query resumes, so a failed commit is a warning, not an error.
         """
-        self._commit_to_group(SlotsDocument.from_dict(end).state)
+        self._commit_to_group(self._documents.parse(end).state)
 
     def _commit_to_group(self, state: OffsetState) -> None:
         group = self._options.commit_offsets_to_group
+        if group is None:
+            return
         offsets = state.offsets()
-        if group is None or not offsets or offsets == self._group_committed:
+        if not offsets or offsets == self._group_committed:
             return
         from confluent_kafka import KafkaException
         from confluent_kafka import TopicPartition as KafkaTopicPartition
@@ -309,15 +395,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         """Cut ``[start, end)`` into tasks; a partition whose offset went back reads nothing."""
-        start_state = SlotsDocument.from_dict(start).state
-        end_state = SlotsDocument.from_dict(end).state
-        end_offsets = end_state.offsets()
-        clipped = {
-            tp: min(offset, end_offsets[tp])
-            for tp, offset in start_state.offsets().items()
-            if tp in end_offsets
-        }
-        return plan_input_partitions(start_state.with_offsets(clipped), end_state, self._options)
+        start_state = self._documents.parse(start).state
+        end_state = self._documents.parse(end).state
+        return plan_input_partitions(clip_to(start_state, end_state), end_state, self._options)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Runs on an executor: one consumer reads the task's ranges."""
@@ -347,11 +427,36 @@ def group_committer(options: KafkaSourceOptions, group: str) -> Any:
     )
 
 
+def clip_to(start: OffsetState, end: OffsetState) -> OffsetState:
+    """``start``, with each partition whose offset in ``end`` is lower moved back to it.
+
+    Such a partition went back (deleted and re-created, with ``failOnDataLoss`` false): it
+    reads nothing this batch. Partitions only in ``start`` keep their offsets. Keyed by
+    ``(topic, partition)`` tuples, as a batch of thousands of partitions has no partition to
+    clip almost always and should not pay for building keyed offset maps to find that out.
+    """
+    end_at = {(sub.topic, sub.partition): sub.offset for slot in end.slots for sub in slot}
+    back: dict[TopicPartition, int] = {}
+    for slot in start.slots:
+        for sub in slot:
+            until = end_at.get((sub.topic, sub.partition), sub.offset)
+            if until < sub.offset:
+                back[sub.topic_partition] = until
+    return start.with_offsets(back) if back else start
+
+
 def backlog_report(end: OffsetState, latest: Mapping[TopicPartition, int]) -> dict[str, Any]:
     """Records between each partition's batch end and its latest offset, summed per slot."""
-    behind = {tp: max(0, latest.get(tp, offset) - offset) for tp, offset in end.offsets().items()}
-    values = list(behind.values())
-    per_slot = [sum(behind[s.topic_partition] for s in slot) for slot in end.slots]
+    latest_at = {(tp.topic, tp.partition): offset for tp, offset in latest.items()}
+    per_slot = []
+    values = []
+    for slot in end.slots:
+        behind = [
+            max(0, latest_at.get((sub.topic, sub.partition), sub.offset) - sub.offset)
+            for sub in slot
+        ]
+        per_slot.append(sum(behind))
+        values.extend(behind)
     return {
         "total": sum(values),
         "perSlot": per_slot,

@@ -1,0 +1,170 @@
+"""The driver's offset lookups against a real broker answer as ``AdminClient.list_offsets``.
+
+``KafkaMetadata`` asks through ``Consumer.offsets_for_times`` with Kafka's timestamps -1
+(latest) and -2 (earliest). These tests hold it to the lookup it replaced for latest, earliest
+and timestamps, also under ``read_committed`` with a transaction still open: the last stable
+offset there, the high watermark under ``read_uncommitted``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping
+
+import pytest
+from confluent_kafka import IsolationLevel, Producer
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient, OffsetSpec
+
+from connector.errors import KafkaMetadataError
+from connector.kafka_metadata import KafkaMetadata
+from connector.options import parse_options
+from integration_tests.kafka_helpers import Record, create_topic, produce
+from state import TopicPartition
+
+PARTITIONS = 3
+COMMITTED = {0: 4, 1: 3, 2: 5}  # records per partition in the committed transaction
+OPEN = {0: 2, 1: 0, 2: 3}  # records per partition in the transaction left open
+LEVELS = {
+    "read_committed": IsolationLevel.READ_COMMITTED,
+    "read_uncommitted": IsolationLevel.READ_UNCOMMITTED,
+}
+
+
+def metadata_for(bootstrap: str, topic: str, **extra: str) -> KafkaMetadata:
+    options = parse_options(
+        {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, **extra}, "stream"
+    )
+    return KafkaMetadata(options, timeout_s=10.0)
+
+
+def admin_offsets(
+    bootstrap: str, specs: Mapping[TopicPartition, OffsetSpec], level: IsolationLevel
+) -> dict[TopicPartition, int]:
+    """Look offsets up as the connector did before: the replaced lookup."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.list_offsets(
+        {KafkaTopicPartition(tp.topic, tp.partition): spec for tp, spec in specs.items()},
+        isolation_level=level,
+        request_timeout=30,
+    )
+    return {
+        TopicPartition(ktp.topic, ktp.partition): future.result().offset
+        for ktp, future in futures.items()
+    }
+
+
+@pytest.fixture
+def open_transaction(kafka_bootstrap: str, topic_name: str) -> Iterator[list[TopicPartition]]:
+    """Make a topic with one committed transaction and, on top, one left open."""
+    create_topic(kafka_bootstrap, topic_name, partitions=PARTITIONS)
+    producer = Producer(
+        {"bootstrap.servers": kafka_bootstrap, "transactional.id": f"tx-{uuid.uuid4().hex}"}
+    )
+    producer.init_transactions(30)
+    for counts, commit in ((COMMITTED, True), (OPEN, False)):
+        producer.begin_transaction()
+        for partition, count in counts.items():
+            for _ in range(count):
+                producer.produce(topic_name, value=b"v", partition=partition)
+        producer.flush(30)
+        if commit:
+            producer.commit_transaction(30)
+    try:
+        yield [TopicPartition(topic_name, p) for p in range(PARTITIONS)]
+    finally:
+        producer.abort_transaction(30)
+
+
+@pytest.mark.parametrize("level", sorted(LEVELS))
+def test_latest_and_earliest_match_list_offsets_with_a_transaction_open(
+    kafka_bootstrap: str, topic_name: str, open_transaction: list[TopicPartition], level: str
+) -> None:
+    # Each committed transaction ends with a commit marker that takes an offset.
+    stable = {tp: COMMITTED[tp.partition] + 1 for tp in open_transaction}
+    high = {tp: stable[tp] + OPEN[tp.partition] for tp in open_transaction}
+    assert stable != high, "the open transaction must hold records in some partition"
+    with metadata_for(kafka_bootstrap, topic_name, **{"kafka.isolation.level": level}) as kafka:
+        latest = kafka.latest(open_transaction)
+        earliest = kafka.earliest(open_transaction)
+    assert latest == (stable if level == "read_committed" else high)
+    assert latest == admin_offsets(
+        kafka_bootstrap, dict.fromkeys(open_transaction, OffsetSpec.latest()), LEVELS[level]
+    )
+    assert earliest == {tp: 0 for tp in open_transaction}
+    assert earliest == admin_offsets(
+        kafka_bootstrap, dict.fromkeys(open_transaction, OffsetSpec.earliest()), LEVELS[level]
+    )
+
+
+def test_without_isolation_level_the_end_is_the_high_watermark(
+    kafka_bootstrap: str, topic_name: str, open_transaction: list[TopicPartition]
+) -> None:
+    """As Java's client and Spark: read_uncommitted unless set (librdkafka's default differs)."""
+    with metadata_for(kafka_bootstrap, topic_name) as kafka:
+        latest = kafka.latest(open_transaction)
+    assert latest == {
+        tp: COMMITTED[tp.partition] + 1 + OPEN[tp.partition] for tp in open_transaction
+    }
+
+
+def test_earliest_follows_deleted_records(kafka_bootstrap: str, topic_name: str) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=2)
+    records = [Record(b"v", partition=p) for p in (0, 1) for _ in range(6)]
+    produce(kafka_bootstrap, topic_name, records)
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    deleted = admin.delete_records([KafkaTopicPartition(topic_name, 1, 4)], request_timeout=30)
+    for future in deleted.values():
+        future.result(30)
+    tps = [TopicPartition(topic_name, p) for p in (0, 1)]
+    with metadata_for(kafka_bootstrap, topic_name) as kafka:
+        earliest = kafka.earliest(tps)
+    assert earliest == {tps[0]: 0, tps[1]: 4}
+    assert earliest == admin_offsets(
+        kafka_bootstrap, dict.fromkeys(tps, OffsetSpec.earliest()), IsolationLevel.READ_UNCOMMITTED
+    )
+
+
+def test_offsets_for_times_match_list_offsets(kafka_bootstrap: str, topic_name: str) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=2)
+    base = 1_700_000_000_000
+    produce(
+        kafka_bootstrap,
+        topic_name,
+        [Record(b"v", partition=p, timestamp_ms=base + 1000 * i) for p in (0, 1) for i in range(5)],
+    )
+    a, b = TopicPartition(topic_name, 0), TopicPartition(topic_name, 1)
+    times = {a: base + 2500, b: base + 60_000}  # b: after every record
+    with metadata_for(kafka_bootstrap, topic_name) as kafka:
+        found = kafka.offsets_for_times(times)
+    assert found == {a: 3, b: -1}
+    specs = {tp: OffsetSpec.for_timestamp(ms) for tp, ms in times.items()}
+    assert found == admin_offsets(kafka_bootstrap, specs, IsolationLevel.READ_UNCOMMITTED)
+
+
+def test_a_failed_partition_is_named(kafka_bootstrap: str, topic_name: str) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=1)
+    with (
+        metadata_for(kafka_bootstrap, topic_name, **{"fetchOffset.numRetries": "0"}) as kafka,
+        pytest.raises(KafkaMetadataError, match=f"{topic_name}-7"),
+    ):
+        kafka.latest([TopicPartition(topic_name, 0), TopicPartition(topic_name, 7)])
+
+
+def test_one_client_serves_every_batch(kafka_bootstrap: str, topic_name: str) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=2)
+    produce(kafka_bootstrap, topic_name, [Record(b"v", partition=0)])
+    options = parse_options(
+        {"kafka.bootstrap.servers": kafka_bootstrap, "subscribe": topic_name}, "stream"
+    )
+    with KafkaMetadata(options) as kafka:
+        client = kafka._client()
+        for _ in range(3):
+            live = kafka.partitions(options.subscription)
+            assert kafka.latest(live) == {
+                TopicPartition(topic_name, 0): 1,
+                TopicPartition(topic_name, 1): 0,
+            }
+        assert kafka._client() is client
+    with pytest.raises(KafkaMetadataError, match="closed"):
+        kafka.latest(live)
