@@ -44,6 +44,7 @@ from benchmarks.spark_throughput import (
     run_query,
     spark_session,
 )
+from benchmarks.startup_profile import runner_import_profile
 from benchmarks.workloads import Workload, workloads
 
 __all__ = ["BROKER_JVM_OPTIONS", "main"]
@@ -75,7 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--only", choices=("throughput", "planning", "rebalancer"), action="append")
     parser.add_argument(
-        "--profile", action="store_true", help="add cProfile listings of planning and rebalancer"
+        "--profile",
+        action="store_true",
+        help="add cProfile listings of planning and rebalancer, and the start-up import times",
     )
     parser.add_argument("--markdown", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
@@ -115,8 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     planning.append(measure_planning(bootstrap, topic, count, calls))
                     if args.profile and count == max(PLANNING_PARTITIONS):
                         profiles.append(
-                            f"### One micro-batch's planning at {count:,} partitions\n\n```text\n"
-                            f"{profile_planning(bootstrap, topic)}\n```"
+                            f"### One micro-batch's planning at {count:,} partitions "
+                            f"(cProfile)\n\n```text\n{profile_planning(bootstrap, topic)}\n```"
                         )
                 sections += [
                     "## Driver planning per micro-batch (`latestOffset` + `partitions`)",
@@ -132,11 +135,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                     report.split_table(rows),
                 ]
                 _say("\n\n".join(sections[-3:]))
+                if args.profile:
+                    profiles.append(
+                        "### A Python data source's start-up: the streaming query's new Python "
+                        f"process\n\n{runner_import_profile().markdown()}"
+                    )
 
     if args.profile and "rebalancer" in parts:
         case = cases(args.quick)[1]
         profiles.append(
-            f"### `rebalance`, {case.description}\n\n```text\n{profile_rebalance(case)}\n```"
+            f"### `rebalance`, {case.description} (cProfile)\n\n```text\n"
+            f"{profile_rebalance(case)}\n```"
         )
     sections += ["## Targets", report.targets(rows, planning, rebalances).markdown()]
     sections.append(
@@ -145,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     _say("\n" + "\n\n".join(sections[-3:]))
     if profiles:
-        sections += ["## Profiles (cProfile, cumulative)", *profiles]
+        sections += ["## Profiles", *profiles]
         _say("\n" + "\n\n".join(sections[-1 - len(profiles) :]))
     if args.markdown is not None:
         args.markdown.write_text("\n\n".join(sections) + "\n")

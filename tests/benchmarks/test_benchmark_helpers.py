@@ -56,3 +56,14 @@ def test_the_ceiling_source_yields_every_row_once_in_our_schema() -> None:
     assert max(batch.num_rows for batch in batches) == 4_000
     assert json.loads(batches[0].column("value")[7].as_py())["id"] == 7
     assert len(batches[0].column("value")[7].as_py()) == 100
+
+
+def test_the_start_up_profile_imports_pyspark_from_sparks_zip() -> None:
+    from benchmarks.startup_profile import runner_import_profile, spark_python_path
+
+    assert spark_python_path().split(":")[0].endswith("pyspark.zip")
+    profile = runner_import_profile(repeats=1, top=5)
+    names = [name for name, _ in profile.costliest]
+    assert "pyspark" in names and "connector" in names
+    assert profile.from_zip_s > 0 and profile.from_site_s > 0
+    assert "pyspark.zip first" in profile.markdown()
