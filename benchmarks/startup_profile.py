@@ -61,7 +61,8 @@ def spark_python_path() -> str:
     import pyspark
 
     lib = Path(pyspark.__file__).parent / "python" / "lib"
-    return os.pathsep.join(str(path) for path in sorted(lib.glob("*.zip")))
+    zips = [lib / "pyspark.zip", *sorted(lib.glob("py4j-*.zip"))]
+    return os.pathsep.join(str(path) for path in zips)
 
 
 def runner_import_profile(repeats: int = 3, top: int = 8) -> ImportTimes:
