@@ -67,6 +67,17 @@ class ThroughputRow:
         return self.ours / self.client
 
     @property
+    def python_source_bound(self) -> float:
+        """Rows per second no Python source built on this client can beat, whole query.
+
+        Such a source pays Spark's start-up for a Python source (the ceiling's seconds outside
+        micro-batches: its new Python process, before any task runs) and then reads the topic,
+        which takes at least the client limit's time on the same cores.
+        """
+        records = self.workload.records
+        return records / (records / self.client + self.ceiling_outside_s)
+
+    @property
     def vs_ceiling(self) -> float:
         """Ours over the Python-source ceiling: the share of what Spark lets any reach."""
         return self.ours / self.ceiling
@@ -124,19 +135,26 @@ def throughput_table(rows: Sequence[ThroughputRow]) -> str:
 
 
 def split_table(rows: Sequence[ThroughputRow]) -> str:
-    """Split the best runs into micro-batch throughput and time outside micro-batches."""
+    """Split the best runs into micro-batch throughput and time outside micro-batches.
+
+    The bound is :attr:`ThroughputRow.python_source_bound`: the client limit's reading time
+    plus the ceiling's start-up; where it is below the built-in's rows per second, no Python
+    data source on this client can match the built-in on that workload's whole query.
+    """
     head = (
         "| workload | query | ours rows/s in batches | built-in rows/s in batches | "
         "ceiling rows/s in batches | in batches: ours / built-in | "
-        "s outside batches: ours / built-in / ceiling |\n"
-        "|---|---|--:|--:|--:|--:|--:|"
+        "s outside batches: ours / built-in / ceiling | "
+        "bound for any Python source rows/s | bound / built-in |\n"
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|"
     )
     body = [
         f"| {row.workload.key} | {row.query} | {row.ours_in_batches:,.0f} | "
         f"{row.builtin_in_batches:,.0f} | {row.ceiling_in_batches:,.0f} | "
         f"{row.ours_in_batches / row.builtin_in_batches:.2f} | "
         f"{row.ours_outside_s:.1f} / {row.builtin_outside_s:.1f} / "
-        f"{row.ceiling_outside_s:.1f} |"
+        f"{row.ceiling_outside_s:.1f} | {row.python_source_bound:,.0f} | "
+        f"{row.python_source_bound / row.builtin:.2f} |"
         for row in rows
     ]
     return "\n".join([head, *body])
@@ -195,8 +213,8 @@ def targets(
             (
                 f"ours / built-in >= {RATIO_VS_BUILTIN} on every workload and query "
                 f"(lowest {worst.vs_builtin:.2f}: {worst.workload.key}, {worst.query}; "
-                f"there the Python-source ceiling / built-in is "
-                f"{worst.ceiling / worst.builtin:.2f})",
+                f"there the bound for any Python source / built-in is "
+                f"{worst.python_source_bound / worst.builtin:.2f})",
                 worst.vs_builtin >= RATIO_VS_BUILTIN,
             )
         )
