@@ -15,14 +15,13 @@ lost records, a failure) is handled record by record, which gives the same resul
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
 
+from connector._gc import cycle_collector_paused
 from connector._logging import logger
 from connector.arrow_rows import messages_to_batch
 from connector.errors import DataLossError, KafkaReadError
@@ -125,7 +124,7 @@ def _read_round(
 
     last_progress = time.monotonic()
     while remaining:
-        with _cycle_collector_paused():
+        with cycle_collector_paused():
             wanted = min(settings.batch_size, _offsets_left(consumer, remaining))
             messages = consumer.consume(wanted, timeout=_CONSUME_WAIT_S)  # type: ignore[attr-defined]
             batch = None
@@ -170,26 +169,6 @@ def _offsets_left(consumer: object, remaining: Mapping[_Key, OffsetRange]) -> in
         offset_range = remaining[(position.topic, position.partition)]
         left += offset_range.until - max(position.offset, offset_range.start)
     return max(1, left)
-
-
-@contextmanager
-def _cycle_collector_paused() -> Iterator[None]:
-    """Keep Python's cycle collector from running while one consumed batch is converted.
-
-    ``consume()`` allocates thousands of GC-tracked objects per call (messages, timestamp
-    tuples) that reference counting frees when the batch is done; meanwhile the collector
-    would scan them, and the whole heap now and then, again and again: about 30% of a
-    reader's CPU time. Nothing here creates reference cycles, and the collector is on again
-    (if it was) before the batch is handed to Spark.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _take_in_range(

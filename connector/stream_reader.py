@@ -23,6 +23,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
+from connector._gc import cycle_collector_paused
 from connector._logging import logger
 from connector.admission import cap_end_offsets
 from connector.alignment import align_end_offsets
@@ -207,6 +208,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         kafka = self._kafka()
         self._available_now_target = kafka.latest(kafka.partitions(self._options.subscription))
 
+    @cycle_collector_paused()
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         """Rebalance the slots and move each partition's offset to its end for this batch."""
         document = self._documents.parse(start)
@@ -393,6 +395,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         except KafkaException as exc:
             logger.warning("could not commit offsets to consumer group %r: %s", group, exc)
 
+    @cycle_collector_paused()
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         """Cut ``[start, end)`` into tasks; a partition whose offset went back reads nothing."""
         start_state = self._documents.parse(start).state
