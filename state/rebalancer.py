@@ -256,10 +256,11 @@ def _weights(weights: Mapping[TopicPartition, int] | None, live: _Live) -> dict[
     """Weight of the live partitions that weigh something; all others weigh 0."""
     weight: dict[_Key, int] = {}
     for tp, value in (weights or {}).items():
-        if not isinstance(tp, TopicPartition):
+        if type(tp) is not TopicPartition and not isinstance(tp, TopicPartition):
             msg = f"weights: keys must be TopicPartition, got {type(tp).__name__} {tp!r}"
             raise TypeError(msg)
-        _check_at_least(f"weights[{tp}]", value, 0)
+        if type(value) is not int or value < 0:  # the message is built only when it is needed
+            _check_at_least(f"weights[{tp}]", value, 0)
         if value and tp.partition in live.get(tp.topic, _NONE):
             weight[tp.topic, tp.partition] = value
     return weight
