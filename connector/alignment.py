@@ -1,10 +1,10 @@
-"""Driver side of event-time alignment (``maxEventTimeDrift``); the policy is in
-``state.event_time``.
+"""Driver side of event-time alignment (``maxEventTimeDrift``).
 
-At each batch boundary one probe consumer reads at most two records per partition: the last
-record read (its timestamp is the partition's event-time position) and the first unread one
-(its *head*). The frontier follows from those; each partition's batch then ends at the first
-offset whose timestamp is past the frontier, found with one batched offsets-for-times lookup.
+The policy is in ``state.event_time``. At each batch boundary one probe consumer reads at most
+two records per partition: the last record read (its timestamp is the partition's event-time
+position) and the first unread one (its *head*). The frontier follows from those; each
+partition's batch then ends at the first offset whose timestamp is past the frontier, found
+with one batched offsets-for-times lookup.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from connector.kafka_metadata import KafkaMetadata
-from connector.planning import read_settings
 from connector.options import KafkaSourceOptions
+from connector.planning import read_settings
 from state import EventTimePositions, PartitionClock, TopicPartition, alignment_frontier
 
 __all__ = ["AlignedEnds", "align_end_offsets"]
@@ -87,8 +87,11 @@ def probe_event_times(
     known: Mapping[TopicPartition, int],
     waiting: set[TopicPartition],
 ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
-    """Timestamps of the first unread record (heads, for ``waiting`` partitions) and of the
-    last record read (for every partition past offset 0), in one consumer pass."""
+    """Read the event times the frontier needs, in one consumer pass.
+
+    These are the timestamps of the first unread record (heads, for ``waiting`` partitions) and
+    of the last record read (for every partition past offset 0).
+    """
     from confluent_kafka import Consumer, KafkaError
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
@@ -107,7 +110,10 @@ def probe_event_times(
     pending = set(targets)
     try:
         consumer.assign(
-            [KafkaTopicPartition(tp.topic, tp.partition, max(o - 1, 0)) for tp, o in targets.items()]
+            [
+                KafkaTopicPartition(tp.topic, tp.partition, max(o - 1, 0))
+                for tp, o in targets.items()
+            ]
         )
         deadline = time.monotonic() + _PROBE_TIMEOUT_S
         while pending and time.monotonic() < deadline:

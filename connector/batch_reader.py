@@ -38,7 +38,10 @@ class KafkaBatchReader(DataSourceReader):
             if isinstance(options.subscription, AssignPartitions):
                 absent = missing_partitions(options.subscription.partitions, live)
                 if absent:
-                    msg = f"{describe_partitions(absent)} do not exist on {options.bootstrap_servers}"
+                    msg = (
+                        f"{describe_partitions(absent)} do not exist on "
+                        f"{options.bootstrap_servers}"
+                    )
                     raise InvalidOptionError("assign", msg)
             start = resolve_bound(options.starting, "startingOffsets", live, metadata)
             end = resolve_bound(options.ending, "endingOffsets", live, metadata)
@@ -55,5 +58,5 @@ class KafkaBatchReader(DataSourceReader):
         return plan_input_partitions(start_state, start_state.with_offsets(end), options)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """Runs on an executor: one consumer reads the task's ranges."""
+        """Read one task's ranges on an executor, with one consumer for all of them."""
         return read_input_partition(partition, self._settings)

@@ -118,7 +118,7 @@ def _driver_pid() -> int | None:
 
 
 def _host_of(hex_address: str) -> str:
-    """A connectable host for a /proc/net address: wildcard binds are reached on loopback."""
+    """Return a connectable host for a /proc/net address: wildcard binds are reached on loopback."""
     if len(hex_address) != 8:
         return "127.0.0.1"  # IPv6: wildcard or mapped; loopback reaches a dual-stack socket
     octets = [str(int(hex_address[i : i + 2], 16)) for i in (6, 4, 2, 0)]

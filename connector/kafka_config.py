@@ -86,7 +86,10 @@ def translate_kafka_settings(java_settings: Mapping[str, str]) -> TranslatedSett
         if name in _OWNED_BY_SOURCE:
             raise UnsupportedKafkaSettingError(option, _OWNED_BY_SOURCE[name])
         if name in _JAVA_CALLBACK_CLASSES:
-            msg = "it names a Java class, which librdkafka (the C client this source uses) cannot load"
+            msg = (
+                "it names a Java class, which librdkafka (the C client this source uses) "
+                "cannot load"
+            )
             raise UnsupportedKafkaSettingError(option, msg)
         if name == "max.poll.records":
             max_poll_records = _positive(option, value)

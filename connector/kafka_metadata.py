@@ -68,9 +68,11 @@ class KafkaMetadata:
         self._known: dict[tuple[str, int], TopicPartition] = {}
 
     def __enter__(self) -> KafkaMetadata:
+        """Use the client for one block; it is closed when the block ends."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the client even when the block failed, so no connection is left open."""
         self.close()
 
     def close(self) -> None:
@@ -80,10 +82,11 @@ class KafkaMetadata:
             consumer.close()
 
     def __getstate__(self) -> None:
+        """Refuse pickling: a live Kafka client cannot be shipped to another process."""
         raise TypeError("KafkaMetadata holds a live Kafka client and cannot be pickled")
 
     def partitions(self, subscription: Subscription) -> frozenset[TopicPartition]:
-        """The partitions that exist now and belong to ``subscription``.
+        """Return the partitions that exist now and belong to ``subscription``.
 
         For ``assign``, only the assigned partitions that exist are returned: the caller
         decides whether a missing one is an error (first batch) or data loss (later).
@@ -112,17 +115,22 @@ class KafkaMetadata:
         return found
 
     def earliest(self, partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
-        """The first offset still present in each partition."""
+        """Return the first offset still present in each partition."""
         return self._list_offsets(dict.fromkeys(partitions, EARLIEST_TIMESTAMP))
 
     def latest(self, partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
-        """The end of each partition: the high watermark, or under ``read_committed`` the last
-        stable offset, so a batch never waits for an open transaction."""
+        """Return the end of each partition.
+
+        That is the high watermark, or under ``read_committed`` the last stable offset, so a
+        batch never waits for an open transaction.
+        """
         return self._list_offsets(dict.fromkeys(partitions, LATEST_TIMESTAMP))
 
     def offsets_for_times(self, times: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """The first offset whose record timestamp is at or after the given time, per
-        partition; -1 where no record is that recent (Kafka's offsets-for-times lookup)."""
+        """Return, per partition, the first offset whose record timestamp is at or after the time.
+
+        The offset is -1 where no record is that recent (Kafka's offsets-for-times lookup).
+        """
         return self._list_offsets(times)
 
     def _list_offsets(self, timestamps: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
@@ -186,11 +194,13 @@ class KafkaMetadata:
 def missing_partitions(
     wanted: Collection[TopicPartition], existing: Collection[TopicPartition]
 ) -> list[TopicPartition]:
-    """The partitions of ``wanted`` that do not exist, sorted for stable messages."""
+    """Return the partitions of ``wanted`` that do not exist, sorted for stable messages."""
     existing_set = set(existing)
     return sorted(tp for tp in wanted if tp not in existing_set)
 
 
-def describe_partitions(partitions: Collection[TopicPartition] | Mapping[TopicPartition, Any]) -> str:
+def describe_partitions(
+    partitions: Collection[TopicPartition] | Mapping[TopicPartition, Any],
+) -> str:
     """``orders-0, orders-3`` for messages."""
     return ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(partitions))

@@ -147,12 +147,12 @@ class OffsetBound:
 
     @classmethod
     def earliest(cls) -> OffsetBound:
-        """The first offset still in each partition."""
+        """Start or end at the first offset still in each partition."""
         return cls("earliest")
 
     @classmethod
     def latest(cls) -> OffsetBound:
-        """The end of each partition at the time the bound is resolved."""
+        """Start or end at the end of each partition at the time the bound is resolved."""
         return cls("latest")
 
 
@@ -204,7 +204,9 @@ def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
     """
     raw = {key.lower(): str(value) for key, value in options.items()}
     _reject_unknown(raw)
-    kafka_raw = {key[len("kafka.") :]: value for key, value in raw.items() if key.startswith("kafka.")}
+    kafka_raw = {
+        key[len("kafka.") :]: value for key, value in raw.items() if key.startswith("kafka.")
+    }
     bootstrap = kafka_raw.get("bootstrap.servers", "").strip()
     if not bootstrap:
         msg = "it must be set to the Kafka brokers to read from, e.g. 'host1:9092,host2:9092'"
@@ -289,7 +291,8 @@ def _parse_subscription(raw: Mapping[str, str]) -> Subscription:
         try:
             re.compile(value)
         except re.error as exc:
-            raise InvalidOptionError(name, f"{value!r} is not a valid regular expression: {exc}")
+            msg = f"{value!r} is not a valid regular expression: {exc}"
+            raise InvalidOptionError(name, msg) from None
         return SubscribePattern(value)
     return AssignPartitions(_parse_assign(value))
 
@@ -299,7 +302,8 @@ def _parse_assign(value: str) -> frozenset[TopicPartition]:
     try:
         parsed = json.loads(value)
     except json.JSONDecodeError as exc:
-        raise InvalidOptionError("assign", f"{value!r} is not JSON ({exc.msg}); {example}")
+        msg = f"{value!r} is not JSON ({exc.msg}); {example}"
+        raise InvalidOptionError("assign", msg) from None
     if not isinstance(parsed, dict) or not parsed:
         raise InvalidOptionError("assign", f"expected a non-empty JSON object, {example}")
     partitions = set()
@@ -376,7 +380,8 @@ def _parse_time_bound(
     stamps: dict[TopicPartition, int] = {}
     for topic, partitions in parsed.items():
         if not isinstance(partitions, dict):
-            raise InvalidOptionError(per_partition, f"topic {topic!r} must map to an object; use {example}")
+            msg = f"topic {topic!r} must map to an object; use {example}"
+            raise InvalidOptionError(per_partition, msg)
         for partition, millis in partitions.items():
             if not (isinstance(partition, str) and partition.isdigit()):
                 msg = f"{topic!r} partition {partition!r} is not a partition number; use {example}"
@@ -386,7 +391,10 @@ def _parse_time_bound(
                 raise InvalidOptionError(per_partition, msg)
             tp = TopicPartition(topic, int(partition))
             if not subscription.matches(topic):
-                msg = f"{topic}-{partition} is not part of the subscription {subscription.describe()}"
+                msg = (
+                    f"{topic}-{partition} is not part of the subscription "
+                    f"{subscription.describe()}"
+                )
                 raise InvalidOptionError(per_partition, msg)
             stamps[tp] = millis
     return OffsetBound("timestamp", by_timestamp=stamps, no_match=no_match)  # type: ignore[arg-type]
@@ -403,7 +411,9 @@ def _parse_millis(name: str, value: str) -> int:
     return millis
 
 
-_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)?\s*$")
+_DURATION = re.compile(
+    r"^\s*(\d+)\s*(ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?|d|days?)?\s*$"
+)
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
@@ -446,7 +456,10 @@ def _parse_bound(
         return OffsetBound.earliest()
     if stripped.lower() == "latest":
         return OffsetBound.latest()
-    example = '\'earliest\', \'latest\' or JSON like {"topicA":{"0":23,"1":-1}} (-2 earliest, -1 latest)'
+    example = (
+        '\'earliest\', \'latest\' or JSON like {"topicA":{"0":23,"1":-1}} '
+        "(-2 earliest, -1 latest)"
+    )
     try:
         parsed = json.loads(stripped)
     except json.JSONDecodeError:
@@ -469,13 +482,16 @@ def _parse_bound(
         if not subscription.matches(tp.topic) or (
             isinstance(subscription, AssignPartitions) and tp not in subscription.partitions
         ):
-            msg = f"{tp.topic}-{tp.partition} is not part of the subscription {subscription.describe()}"
+            msg = (
+                f"{tp.topic}-{tp.partition} is not part of the subscription "
+                f"{subscription.describe()}"
+            )
             raise InvalidOptionError(name, msg)
     return OffsetBound("specific", specific)
 
 
 def _parse_parallelism(raw: Mapping[str, str]) -> int | None:
-    """A slot count, or ``auto`` (returned as ``None``: counted at each batch boundary)."""
+    """Parse a slot count, or ``auto`` (returned as ``None``: counted at each batch boundary)."""
     value = raw.get("parallelism")
     if value is not None and value.strip().lower() == "auto":
         return None

@@ -73,7 +73,9 @@ def slot_count(options: KafkaSourceOptions, partition_count: int, current_slots:
         )
         return fallback
     if cores != current_slots:
-        logger.info("parallelism=auto: the application has %d cores, using %d reader slots", cores, cores)
+        logger.info(
+            "parallelism=auto: the application has %d cores, using %d reader slots", cores, cores
+        )
     return cores
 
 

@@ -35,7 +35,9 @@ def resolve_bound(
     if bound.keyword == "timestamp":
         return _resolve_times(bound, option, partitions, metadata)
     assert bound.specific is not None
-    _require_exact_cover(bound.specific, option, partitions, "Use -2 for earliest and -1 for latest")
+    _require_exact_cover(
+        bound.specific, option, partitions, "Use -2 for earliest and -1 for latest"
+    )
     wants_earliest = [tp for tp, o in bound.specific.items() if o == EARLIEST_OFFSET]
     wants_latest = [tp for tp, o in bound.specific.items() if o == LATEST_OFFSET]
     resolved = {tp: o for tp, o in bound.specific.items() if o >= 0}
@@ -45,7 +47,10 @@ def resolve_bound(
 
 
 def _require_exact_cover(
-    named: Collection[TopicPartition], option: str, partitions: Collection[TopicPartition], hint: str
+    named: Collection[TopicPartition],
+    option: str,
+    partitions: Collection[TopicPartition],
+    hint: str,
 ) -> None:
     """Per-partition JSON must name exactly the subscription's partitions, as in Spark."""
     absent = missing_partitions(named, partitions)

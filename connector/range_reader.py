@@ -58,7 +58,9 @@ class RangeReadSettings:
     batch_size: int
 
 
-def read_ranges(ranges: Sequence[OffsetRange], settings: RangeReadSettings) -> Iterator[pa.RecordBatch]:
+def read_ranges(
+    ranges: Sequence[OffsetRange], settings: RangeReadSettings
+) -> Iterator[pa.RecordBatch]:
     """Yield the records of ``ranges`` as Arrow batches, each record exactly once.
 
     Ranges of one partition are merged when contiguous; if a task ever holds two disjoint
@@ -279,7 +281,7 @@ def _skip_lost_records(
     settings: RangeReadSettings,
     finish: Callable[[_Key], None],
 ) -> None:
-    """The range's start is gone (retention or truncation): fail, or go on from what is left."""
+    """Fail, or go on from what is left, when a range's start is gone (retention or truncation)."""
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
     tp = offset_range.topic_partition
@@ -306,8 +308,10 @@ def _skip_lost_records(
     consumer.incremental_assign([KafkaTopicPartition(tp.topic, tp.partition, lost_until)])  # type: ignore[attr-defined]
 
 
-def _report_truncation(offset_range: OffsetRange, log_end: int, settings: RangeReadSettings) -> None:
-    """The log ends before a range planned from it: records were removed after planning."""
+def _report_truncation(
+    offset_range: OffsetRange, log_end: int, settings: RangeReadSettings
+) -> None:
+    """Report a log ending before a range planned from it: records were removed after planning."""
     tp = offset_range.topic_partition
     msg = (
         f"{tp.topic}-{tp.partition}: the log ends at {log_end} but offsets up to "

@@ -42,7 +42,10 @@ def spark_schema(include_headers: bool) -> StructType:
 
 
 def arrow_schema(include_headers: bool) -> pa.Schema:
-    """The Arrow form Spark expects for :func:`spark_schema` (timestamps in UTC microseconds)."""
+    """Return the Arrow form Spark expects for :func:`spark_schema`.
+
+    Timestamps are in UTC microseconds.
+    """
     fields = [
         pa.field("key", pa.binary()),
         pa.field("value", pa.binary()),

@@ -23,7 +23,7 @@ class KafkaSource(DataSource):
 
     @classmethod
     def name(cls) -> str:
-        """The format name users pass to ``format(...)``."""
+        """Name the format users pass to ``format(...)``."""
         return "kafka-rescalable"
 
     def schema(self) -> StructType:
@@ -31,11 +31,11 @@ class KafkaSource(DataSource):
         return spark_schema(include_headers(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        """The batch reader, for ``spark.read``."""
+        """Return the batch reader, for ``spark.read``."""
         return KafkaBatchReader(self._parse("batch"))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        """The micro-batch reader, for ``spark.readStream``."""
+        """Return the micro-batch reader, for ``spark.readStream``."""
         return KafkaStreamReader(self._parse("stream"))
 
     def _parse(self, mode: Mode) -> KafkaSourceOptions:

@@ -32,10 +32,10 @@ from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing
 from connector.options import AssignPartitions, KafkaSourceOptions
 from connector.planning import (
     describe_assignment,
-    slot_count,
     plan_input_partitions,
     read_input_partition,
     read_settings,
+    slot_count,
 )
 from connector.positions import resolve_bound
 from state import (
@@ -155,6 +155,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._documents = _DocumentCache()
 
     def __getstate__(self) -> dict[str, Any]:
+        """Ship the reader to executors without its live Kafka clients or cached documents."""
         state = dict(self.__dict__)
         state["_metadata"] = None
         state["_group_committer"] = None
@@ -167,7 +168,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._metadata
 
     def _slot_count(self, partition_count: int, current_slots: int = 0) -> int:
-        """The slot count for the next batch (see :func:`connector.planning.slot_count`)."""
+        """Return the slot count for the next batch (see :func:`connector.planning.slot_count`)."""
         return slot_count(self._options, partition_count, current_slots)
 
     def initialOffset(self) -> dict:
@@ -183,7 +184,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         offsets = resolve_bound(options.starting, "startingOffsets", live, kafka)
         sub_states = [PartitionOffset(tp.topic, tp.partition, o) for tp, o in offsets.items()]
         state = rebalance(OffsetState.of([]), self._slot_count(len(live)), sub_states).state
-        logger.info("Initial assignment over %d slots: %s", state.num_slots, describe_assignment(state))
+        logger.info(
+            "Initial assignment over %d slots: %s", state.num_slots, describe_assignment(state)
+        )
         return SlotsDocument(state).to_dict()
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -262,9 +265,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         latest: Mapping[TopicPartition, int],
         limit: ReadLimit,
     ) -> bool:
-        """``minOffsetsPerTrigger``: skip this trigger until enough records wait, but never
-        for longer than ``maxTriggerDelay`` since the last batch. AvailableNow and
-        ``ReadAllAvailable`` never wait: they must reach their end."""
+        """Apply ``minOffsetsPerTrigger``: tell whether to skip this trigger.
+
+        A trigger is skipped until enough records wait, but never for longer than
+        ``maxTriggerDelay`` since the last batch. AvailableNow and ``ReadAllAvailable`` never
+        wait: they must reach their end.
+        """
         minimum = self._options.min_offsets_per_trigger
         now_ms = time.time() * 1000
         if (
@@ -285,9 +291,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         limit: ReadLimit,
         extras: Mapping[str, Any],
     ) -> tuple[dict[TopicPartition, int], dict[str, Any]]:
-        """Where each already-known partition's next batch ends (joining ones stay put), and
-        the document's other sections. In order: the AvailableNow target, event-time
-        alignment, then the row cap, so the cap is shared only by partitions free to move."""
+        """Return where each already-known partition's next batch ends, and the other sections.
+
+        Joining partitions stay put; the other sections are the rest of the document. In
+        order: the AvailableNow target, event-time alignment, then the row cap, so the cap is
+        shared only by partitions free to move.
+        """
         ends = {tp: end for tp, end in latest.items() if tp in known}
         # Sorted for stable messages; only the few that went back are sorted, not all.
         for tp in sorted(tp for tp, end in ends.items() if end < known[tp]):
@@ -353,8 +362,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         logger.warning("%s; removing them because failOnDataLoss is false", msg)
 
     def reportLatestOffset(self) -> dict | None:
-        """What query progress shows as this source's ``latestOffset``: the latest offsets
-        (Spark's per-topic form) and the backlog left after the batch.
+        """Show the latest offsets and the backlog as ``latestOffset`` in query progress.
+
+        The latest offsets are in Spark's per-topic form; the backlog is what is left after
+        the batch.
 
         The Python data source API has no custom metrics, so the backlog that Spark's
         built-in source reports as ``offsetsBehindLatest`` metrics travels here instead.
@@ -388,7 +399,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if self._group_committer is None:
                 self._group_committer = group_committer(self._options, group)
             self._group_committer.commit(
-                offsets=[KafkaTopicPartition(tp.topic, tp.partition, o) for tp, o in sorted(offsets.items())],
+                offsets=[
+                    KafkaTopicPartition(tp.topic, tp.partition, o)
+                    for tp, o in sorted(offsets.items())
+                ],
                 asynchronous=False,
             )
             self._group_committed = offsets
@@ -403,7 +417,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return plan_input_partitions(clip_to(start_state, end_state), end_state, self._options)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """Runs on an executor: one consumer reads the task's ranges."""
+        """Read one task's ranges on an executor, with one consumer for all of them."""
         return read_input_partition(partition, self._settings)
 
     def stop(self) -> None:
@@ -417,7 +431,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 
 def group_committer(options: KafkaSourceOptions, group: str) -> Any:
-    """A consumer that never subscribes: it only commits offsets for ``group``."""
+    """Return a consumer that never subscribes: it only commits offsets for ``group``."""
     from confluent_kafka import Consumer
 
     return Consumer(
@@ -449,7 +463,7 @@ def clip_to(start: OffsetState, end: OffsetState) -> OffsetState:
 
 
 def backlog_report(end: OffsetState, latest: Mapping[TopicPartition, int]) -> dict[str, Any]:
-    """Records between each partition's batch end and its latest offset, summed per slot."""
+    """Sum, per slot, the records between each partition's batch end and its latest offset."""
     latest_at = {(tp.topic, tp.partition): offset for tp, offset in latest.items()}
     per_slot = []
     values = []

@@ -141,7 +141,7 @@ def run_pipeline(spark: SparkSession, bootstrap: str, topic: str, output: Path) 
 
 
 def last_offsets(checkpoint: Path) -> str:
-    """The source's offset document of the last batch, as Spark wrote it in the checkpoint."""
+    """Return the source's last-batch offset document, as Spark wrote it in the checkpoint."""
     batches = [p for p in (checkpoint / "offsets").iterdir() if p.name.isdigit()]
     latest = max(batches, key=lambda p: int(p.name))
     return latest.read_text().splitlines()[-1]
@@ -149,7 +149,7 @@ def last_offsets(checkpoint: Path) -> str:
 
 @contextlib.contextmanager
 def kafka_for(bootstrap: str | None) -> Iterator[str]:
-    """The given brokers, or an embedded broker for the length of the run."""
+    """Yield the given brokers, or an embedded broker for the length of the run."""
     if bootstrap:
         yield bootstrap
         return
@@ -158,6 +158,7 @@ def kafka_for(bootstrap: str | None) -> Iterator[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Produce sample events, run the pipeline once and print what it wrote."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bootstrap", help="Kafka brokers; default: start an embedded broker")
     parser.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"))

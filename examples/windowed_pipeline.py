@@ -1,5 +1,4 @@
-"""Windowed ETL with a watermark, where one partition lags in event time: with and without
-event-time alignment.
+"""Windowed ETL with a watermark where one partition lags in event time, with and without alignment.
 
 Usage::
 
@@ -44,6 +43,7 @@ T0 = 1_763_700_000_000  # 2025-11-21T04:40:00Z, a whole minute
 
 
 def produce_readings(bootstrap: str, topic: str, partition: int, seconds: range) -> None:
+    """Produce one reading per second of ``seconds``, stamped with that second as event time."""
     from confluent_kafka import Producer
 
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 10})
@@ -56,6 +56,7 @@ def produce_readings(bootstrap: str, topic: str, partition: int, seconds: range)
 
 
 def create_topic(bootstrap: str, topic: str) -> None:
+    """Create the 2-partition topic: one partition per sensor, so one can lag behind the other."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -65,7 +66,9 @@ def create_topic(bootstrap: str, topic: str) -> None:
 def offsets_in(checkpoint: Path) -> list[dict]:
     """Per batch: the watermark and each partition's next offset, from the offset log."""
     batches = []
-    for path in sorted((checkpoint / "offsets").iterdir(), key=lambda p: int(p.name) if p.name.isdigit() else -1):
+    for path in sorted(
+        (checkpoint / "offsets").iterdir(), key=lambda p: int(p.name) if p.name.isdigit() else -1
+    ):
         if not path.name.isdigit():
             continue
         lines = path.read_text().splitlines()
@@ -124,6 +127,10 @@ def run(
 
 
 def settled(checkpoint: Path) -> bool:
+    """Tell whether a committed batch moved the watermark after partition 1's first minute.
+
+    Only from then on is the rest of partition 1 "late" for Spark.
+    """
     if not (checkpoint / "commits").exists():
         return False
     batches = offsets_in(checkpoint)
@@ -137,6 +144,7 @@ def settled(checkpoint: Path) -> bool:
 
 
 def finished_windows(spark: SparkSession, output: Path) -> int:
+    """Count the windows written so far; before the first commit there is no file to read."""
     from pyspark.errors import AnalysisException
 
     try:
@@ -146,6 +154,7 @@ def finished_windows(spark: SparkSession, output: Path) -> int:
 
 
 def wait_for(condition, query, timeout_s: float = 300) -> None:
+    """Poll ``condition``, failing at once if the query died instead of waiting out the timeout."""
     deadline = time.monotonic() + timeout_s
     while not condition():
         if query.exception() is not None:
@@ -163,7 +172,7 @@ def plot(batches_by_run: dict[str, list], path: Path, minutes: int) -> None:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for axis, (title, batches) in zip(axes, batches_by_run.items()):
+    for axis, (title, batches) in zip(axes, batches_by_run.items(), strict=False):
         ids = range(len(batches))
         for partition, colour, width in ((0, "tab:blue", 4.0), (1, "tab:orange", 1.8)):
             # Records carry one second each from T0, so offset n has event time n seconds.
@@ -184,6 +193,7 @@ def plot(batches_by_run: dict[str, list], path: Path, minutes: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the scenario without and with alignment and print the window counts side by side."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bootstrap", help="Kafka brokers; default: start an embedded broker")
     parser.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"))

@@ -23,6 +23,7 @@ SPARK_HOME = Path(pyspark.__file__).resolve().parent
 
 
 def free_port() -> int:
+    """Return a loopback port free right now, so each daemon and web UI gets its own."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -55,6 +56,7 @@ class StandaloneCluster:
         )
 
     def start_master(self) -> None:
+        """Start the master and wait until its web UI answers, so workers can join."""
         self._spawn(
             "master", "org.apache.spark.deploy.master.Master",
             "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", str(self.ui_port),
@@ -62,6 +64,7 @@ class StandaloneCluster:
         wait_until(lambda: self.alive_workers() is not None, "the Spark master", timeout_s=90)
 
     def start_worker(self, name: str, cores: int) -> None:
+        """Start a worker offering ``cores`` cores and wait until the master counts it alive."""
         before = self.alive_workers() or 0
         work = self.work_dir / name
         work.mkdir(exist_ok=True)
@@ -95,6 +98,7 @@ class StandaloneCluster:
                 os.kill(int(pid_dir.name), signal.SIGKILL)
 
     def alive_workers(self) -> int | None:
+        """Count the workers the master reports alive; ``None`` while the master is not up."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as r:
                 state = json.load(r)
@@ -103,6 +107,7 @@ class StandaloneCluster:
         return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
     def stop(self) -> None:
+        """Kill every process started here, then any executor that escaped its worker's group."""
         for name in list(self._processes):
             process = self._processes.pop(name)
             try:

@@ -328,10 +328,12 @@ class BackgroundProducer:
         self._thread = threading.Thread(target=self._run, name=f"produce-{topic}", daemon=True)
 
     def __enter__(self) -> BackgroundProducer:
+        """Start producing in the background for the length of the block."""
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Stop producing even when the block failed, so no thread outlives the test."""
         self.stop()
 
     def _delivered(self, error: KafkaError | None, message: Message) -> None:
@@ -366,5 +368,6 @@ class BackgroundProducer:
 
     @property
     def positions(self) -> list[tuple[int, int]]:
+        """The ``(partition, offset)`` of each record acknowledged so far, sorted."""
         with self._lock:
             return sorted(self._positions)

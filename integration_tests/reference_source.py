@@ -22,5 +22,5 @@ BUILTIN_KAFKA_SOURCE = (
 
 
 def builtin_kafka_source_jars() -> list[Path]:
-    """The jars to put on ``spark.jars`` for ``format("kafka")``; downloaded once, cached."""
+    """Return the jars to put on ``spark.jars`` for ``format("kafka")``; downloaded once, cached."""
     return resolve_jars(BUILTIN_KAFKA_SOURCE, transitive=False)

@@ -104,7 +104,11 @@ def test_min_offsets_waits_and_max_trigger_delay_fires(
         query.stop()
     assert read_positions(spark, output)[-1][1] >= 0
     assert len(read_positions(spark, output)) == 161
-    latest = json.loads(progress["latestOffset"]) if isinstance(progress["latestOffset"], str) else progress["latestOffset"]
+    latest = (
+        json.loads(progress["latestOffset"])
+        if isinstance(progress["latestOffset"], str)
+        else progress["latestOffset"]
+    )
     assert set(latest) == {"latest", "backlog"}
     assert latest["backlog"]["total"] == 0
     assert sum(latest["latest"][topic_name].values()) == 161
@@ -126,7 +130,9 @@ def test_offsets_committed_to_a_consumer_group(
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
     request = [ConsumerGroupTopicPartitions(group)]
     result = admin.list_consumer_group_offsets(request)[group].result(30)
-    committed = {tp.partition: tp.offset for tp in result.topic_partitions if tp.topic == topic_name}
+    committed = {
+        tp.partition: tp.offset for tp in result.topic_partitions if tp.topic == topic_name
+    }
     ends = {p: max(o for part, o in produced if part == p) + 1 for p in range(3)}
     assert committed == ends
     documents = offset_log(checkpoint)

@@ -34,7 +34,9 @@ def test_sigkill_mid_batch_then_restart_loses_and_duplicates_nothing(
             planned = len(offset_log(checkpoint)) if (checkpoint / "offsets").exists() else 0
             return committed_batches(checkpoint) >= 2 and planned > committed_batches(checkpoint)
 
-        wait_until(in_flight, "a batch planned but not yet committed", timeout_s=180, interval_s=0.1)
+        wait_until(
+            in_flight, "a batch planned but not yet committed", timeout_s=180, interval_s=0.1
+        )
     finally:
         stop_query_process(process, grace_s=None)
     planned, committed = len(offset_log(checkpoint)), committed_batches(checkpoint)

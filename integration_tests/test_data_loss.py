@@ -1,4 +1,7 @@
-"""Deleted topics and retention: an error under failOnDataLoss, a warning and clean removal otherwise."""
+"""Deleted topics and retention, with and without failOnDataLoss.
+
+Under failOnDataLoss they are an error; otherwise a warning and clean removal.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,6 @@ from integration_tests.spark_helpers import (
     OUR_FORMAT,
     batch_read,
     offset_log,
-    read_positions,
     run_available_now,
     slots_of,
     start_parquet_stream,
@@ -77,7 +79,9 @@ def test_offsets_deleted_by_retention(
         config={"retention.ms": "60000", "segment.ms": "100"},
     )
     old = int(time.time() * 1000) - 3_600_000
-    produce(kafka_bootstrap, topic_name, [Record(value=b"old", timestamp_ms=old) for _ in range(50)])
+    produce(
+        kafka_bootstrap, topic_name, [Record(value=b"old", timestamp_ms=old) for _ in range(50)]
+    )
     time.sleep(0.3)  # the next append rolls the segment, which retention can then delete
     fresh = produce(kafka_bootstrap, topic_name, [Record(value=b"new%d" % i) for i in range(10)])
     wait_until(lambda: earliest_offset(kafka_bootstrap, topic_name) >= 50, "retention")
@@ -85,7 +89,10 @@ def test_offsets_deleted_by_retention(
     from_zero = {"startingOffsets": json.dumps({topic_name: {"0": 0}})}
     with pytest.raises(Exception) as caught:
         batch_read(spark, OUR_FORMAT, kafka_bootstrap, topic_name, **from_zero).collect()
-    assert f"{topic_name}-0: offsets [0, 50) were deleted before they were read" in str(caught.value)
+    assert (
+        f"{topic_name}-0: offsets [0, 50) were deleted before they were read"
+        in str(caught.value)
+    )
 
     rows = batch_read(
         spark, OUR_FORMAT, kafka_bootstrap, topic_name, failOnDataLoss="false", **from_zero

@@ -62,7 +62,7 @@ def counts(spark: SparkSession, table: str) -> dict[int, int]:
 def run_lagging_partition(
     spark: SparkSession, fmt: str, bootstrap: str, topic: str, tmp_path: Path, **options
 ) -> tuple[dict[int, int], int]:
-    """Returns the window counts and partition 0's offset while partition 1 lagged."""
+    """Return the window counts and partition 0's offset while partition 1 lagged."""
     create_topic(bootstrap, topic, partitions=2)
     produce(bootstrap, topic, events(0, range(600)) + events(1, range(60)))
     checkpoint = tmp_path / "checkpoint"
@@ -79,13 +79,19 @@ def run_lagging_partition(
                 return False
             documents = offset_log(checkpoint)
             last = documents[max(documents)]
-            offsets = {int(p): o for slot in last["slots"] for ps in slot.values() for p, o in ps.items()}
+            offsets = {
+                int(p): o for slot in last["slots"] for ps in slot.values() for p, o in ps.items()
+            }
             return offsets.get(1) == 60 and committed_batches(checkpoint) == len(documents)
 
         wait_until(first_minute_of_partition_1_read, "partition 1's first minute to be read")
-        documents = offset_log(checkpoint) if fmt == OUR_FORMAT else {0: {"slots": [{topic: {"0": 600}}]}}
+        documents = (
+            offset_log(checkpoint) if fmt == OUR_FORMAT else {0: {"slots": [{topic: {"0": 600}}]}}
+        )
         last = documents[max(documents)]
-        p0_offset = {int(p): o for slot in last["slots"] for ps in slot.values() for p, o in ps.items()}[0]
+        p0_offset = {
+            int(p): o for slot in last["slots"] for ps in slot.values() for p, o in ps.items()
+        }[0]
         # The rest of partition 1 arrives late, then one far-future record per partition
         # moves the watermark past every window.
         produce(bootstrap, topic, events(1, range(60, 600)))

@@ -37,7 +37,7 @@ def test_scale_out_and_in_across_restarts(
             )
             try:
                 wait_until(
-                    lambda: committed_batches(checkpoint) >= before + 2
+                    lambda before=before, query=query: committed_batches(checkpoint) >= before + 2
                     or query.exception() is not None,
                     f"two batches at parallelism {parallelism}",
                 )

@@ -18,7 +18,7 @@ BASE_MS = 1_763_700_000_000
 
 
 def sample_records(count: int) -> list[Record]:
-    """Records with every field exercised: null keys, tombstones, headers, explicit times."""
+    """Build records with every field exercised: null keys, tombstones, headers, explicit times."""
     records = []
     for i in range(count):
         headers = (("trace", f"t{i}".encode()), ("n", None)) if i % 3 == 0 else ()
@@ -41,7 +41,8 @@ def test_available_now_reads_every_record_once(
     records = sample_records(400)
     positions = produce(kafka_bootstrap, topic_name, records)
     expected = {
-        (partition, offset): record for (partition, offset), record in zip(positions, records)
+        (partition, offset): record
+        for (partition, offset), record in zip(positions, records, strict=True)
     }
 
     stream = (
@@ -81,7 +82,12 @@ def test_available_now_reads_every_record_once(
     last = documents[max(documents)]
     assert last["version"] == 1
     assert len(last["slots"]) == 4, "default parallelism is one slot per partition"
-    owned = [(topic, int(p), o) for slot in last["slots"] for topic, ps in slot.items() for p, o in ps.items()]
+    owned = [
+        (topic, int(p), o)
+        for slot in last["slots"]
+        for topic, ps in slot.items()
+        for p, o in ps.items()
+    ]
     assert sorted(owned) == [(topic_name, p, 100) for p in range(4)]
 
 

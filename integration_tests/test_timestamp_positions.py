@@ -58,7 +58,9 @@ def test_no_record_after_the_time(
 ) -> None:
     late = str(T0 + 10_000_000)
     with pytest.raises(Exception) as caught:
-        batch_read(spark, OUR_FORMAT, kafka_bootstrap, timed_topic, startingTimestamp=late).collect()
+        batch_read(
+            spark, OUR_FORMAT, kafka_bootstrap, timed_topic, startingTimestamp=late
+        ).collect()
     assert "Invalid option 'startingTimestamp'" in str(caught.value)
     assert "startingOffsetsByTimestampStrategy" in str(caught.value)
     rows = batch_read(
@@ -71,7 +73,11 @@ def test_no_record_after_the_time(
 def test_streaming_starts_at_the_time(
     spark: SparkSession, kafka_bootstrap: str, timed_topic: str, tmp_path
 ) -> None:
-    from integration_tests.spark_helpers import read_positions, run_available_now, start_parquet_stream
+    from integration_tests.spark_helpers import (
+        read_positions,
+        run_available_now,
+        start_parquet_stream,
+    )
 
     run_available_now(
         start_parquet_stream(

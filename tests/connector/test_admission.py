@@ -33,7 +33,7 @@ def test_skewed_backlog_is_shared_without_starving() -> None:
 def test_cap_properties(backlog: list[int], cap: int) -> None:
     parts = tps(len(backlog))
     start = {tp: 7 for tp in parts}
-    latest = {tp: 7 + n for tp, n in zip(parts, backlog)}
+    latest = {tp: 7 + n for tp, n in zip(parts, backlog, strict=True)}
     ends = cap_end_offsets(start, latest, cap)
     taken = {tp: ends[tp] - start[tp] for tp in parts}
     assert all(0 <= taken[tp] <= latest[tp] - start[tp] for tp in parts)

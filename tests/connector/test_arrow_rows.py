@@ -19,24 +19,31 @@ class StubMessage:
     hdrs: list[tuple[str, bytes | None]] | None = None
 
     def key(self) -> bytes | None:
+        """Return the key bytes; ``None`` stands for a null key, as in ``Message.key()``."""
         return self.k
 
     def value(self) -> bytes | None:
+        """Return the value bytes; ``None`` stands for a tombstone."""
         return self.v
 
     def topic(self) -> str:
+        """Return one fixed topic: the conversion copies it into every row."""
         return "orders"
 
     def partition(self) -> int:
+        """Return one fixed partition: the conversion copies it into every row."""
         return 3
 
     def offset(self) -> int:
+        """Return the offset the test gave, to check that it lands in the row."""
         return self.off
 
     def timestamp(self) -> tuple[int, int]:
+        """Return ``(timestamp type, milliseconds)``, the pair ``Message.timestamp()`` gives."""
         return self.ts
 
     def headers(self) -> list[tuple[str, bytes | None]] | None:
+        """Return the header pairs, or ``None`` for none, as ``Message.headers()`` does."""
         return self.hdrs
 
 

@@ -21,27 +21,35 @@ class StubMessage:
     off: int
 
     def topic(self) -> str:
+        """Return the topic, which the cut matches against the task's ranges."""
         return self.t
 
     def partition(self) -> int:
+        """Return the partition, which the cut matches against the task's ranges."""
         return self.p
 
     def offset(self) -> int:
+        """Return the offset, which decides whether the record is inside its range."""
         return self.off
 
     def error(self) -> None:
+        """Report no error: the stub is always a record, never an event such as end of partition."""
         return None
 
     def key(self) -> None:
+        """Return a null key: the rows compared need none."""
         return None
 
     def value(self) -> bytes:
+        """Return a value made from the offset, so the rows of different records differ."""
         return b"v%d" % self.off
 
     def timestamp(self) -> tuple[int, int]:
+        """Return a timestamp made from the offset, so the rows of different records differ."""
         return (1, 1_700_000_000_000 + self.off)
 
     def headers(self) -> None:
+        """Return no headers: the settings leave the headers column out."""
         return None
 
 
