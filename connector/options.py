@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -371,32 +371,24 @@ def _parse_time_bound(
     if value is None:
         return None
     example = '{"topicA":{"0":1700000000000,"1":1700000000000}} (milliseconds since the epoch)'
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        raise InvalidOptionError(per_partition, f"{value!r} is not JSON; use {example}") from None
-    if not isinstance(parsed, dict) or not parsed:
-        raise InvalidOptionError(per_partition, f"expected a JSON object like {example}")
-    stamps: dict[TopicPartition, int] = {}
-    for topic, partitions in parsed.items():
-        if not isinstance(partitions, dict):
-            msg = f"topic {topic!r} must map to an object; use {example}"
+
+    def timestamp_problem(topic: str, partition: str, millis: object) -> str | None:
+        if isinstance(millis, bool) or not isinstance(millis, int) or millis < 0:
+            return f"{topic}-{partition}: {millis!r} is not a timestamp in milliseconds >= 0"
+        return None
+
+    stamps = _parse_partition_map(
+        per_partition,
+        value,
+        example,
+        not_json=f"{value!r} is not JSON; use {example}",
+        not_object=f"expected a JSON object like {example}",
+        problem=timestamp_problem,
+    )
+    for tp in stamps:
+        if not subscription.matches(tp.topic):
+            msg = f"{tp} is not part of the subscription {subscription.describe()}"
             raise InvalidOptionError(per_partition, msg)
-        for partition, millis in partitions.items():
-            if not (isinstance(partition, str) and partition.isdigit()):
-                msg = f"{topic!r} partition {partition!r} is not a partition number; use {example}"
-                raise InvalidOptionError(per_partition, msg)
-            if isinstance(millis, bool) or not isinstance(millis, int) or millis < 0:
-                msg = f"{topic}-{partition}: {millis!r} is not a timestamp in milliseconds >= 0"
-                raise InvalidOptionError(per_partition, msg)
-            tp = TopicPartition(topic, int(partition))
-            if not subscription.matches(topic):
-                msg = (
-                    f"{topic}-{partition} is not part of the subscription "
-                    f"{subscription.describe()}"
-                )
-                raise InvalidOptionError(per_partition, msg)
-            stamps[tp] = millis
     return OffsetBound("timestamp", by_timestamp=stamps, no_match=no_match)  # type: ignore[arg-type]
 
 
@@ -445,6 +437,40 @@ def _has_marker(bound: OffsetBound, marker: int) -> bool:
     return bound.specific is not None and marker in bound.specific.values()
 
 
+def _parse_partition_map(
+    name: str,
+    value: str,
+    example: str,
+    not_json: str,
+    not_object: str,
+    problem: Callable[[str, str, object], str | None],
+) -> dict[TopicPartition, int]:
+    """Parse Spark's per-partition JSON, ``{"topic": {"0": number, ...}, ...}``, for ``name``.
+
+    The offset and the timestamp options share this shape and its checks; ``problem`` says
+    what is wrong with one entry's number (or its topic), ``None`` when nothing is.
+    """
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        raise InvalidOptionError(name, not_json) from None
+    if not isinstance(parsed, dict) or not parsed:
+        raise InvalidOptionError(name, not_object)
+    numbers: dict[TopicPartition, int] = {}
+    for topic, partitions in parsed.items():
+        if not isinstance(partitions, dict):
+            raise InvalidOptionError(name, f"topic {topic!r} must map to an object; use {example}")
+        for partition, number in partitions.items():
+            if not (isinstance(partition, str) and partition.isdigit()):
+                msg = f"{topic!r} partition {partition!r} is not a partition number; use {example}"
+                raise InvalidOptionError(name, msg)
+            found = problem(topic, partition, number)
+            if found is not None:
+                raise InvalidOptionError(name, found)
+            numbers[TopicPartition(topic, int(partition))] = number
+    return numbers
+
+
 def _parse_bound(
     raw: Mapping[str, str], name: str, default: OffsetBound, subscription: Subscription
 ) -> OffsetBound:
@@ -460,24 +486,15 @@ def _parse_bound(
         '\'earliest\', \'latest\' or JSON like {"topicA":{"0":23,"1":-1}} '
         "(-2 earliest, -1 latest)"
     )
-    try:
-        parsed = json.loads(stripped)
-    except json.JSONDecodeError:
-        raise InvalidOptionError(name, f"{value!r} is not valid; use {example}") from None
-    if not isinstance(parsed, dict) or not parsed:
-        raise InvalidOptionError(name, f"{value!r} is not valid; use {example}")
-    specific: dict[TopicPartition, int] = {}
-    for topic, offsets in parsed.items():
-        if not isinstance(offsets, dict):
-            raise InvalidOptionError(name, f"topic {topic!r} must map to an object; use {example}")
-        for partition, offset in offsets.items():
-            if not (isinstance(partition, str) and partition.isdigit()):
-                msg = f"{topic!r} partition {partition!r} is not a partition number; use {example}"
-                raise InvalidOptionError(name, msg)
-            if isinstance(offset, bool) or not isinstance(offset, int) or offset < -2:
-                msg = f"{topic}-{partition}: offset {offset!r} must be >= 0, -2 or -1"
-                raise InvalidOptionError(name, msg)
-            specific[TopicPartition(topic, int(partition))] = offset
+    def offset_problem(topic: str, partition: str, offset: object) -> str | None:
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < -2:
+            return f"{topic}-{partition}: offset {offset!r} must be >= 0, -2 or -1"
+        return None
+
+    invalid = f"{value!r} is not valid; use {example}"
+    specific = _parse_partition_map(
+        name, stripped, example, not_json=invalid, not_object=invalid, problem=offset_problem
+    )
     for tp in specific:
         if not subscription.matches(tp.topic) or (
             isinstance(subscription, AssignPartitions) and tp not in subscription.partitions
