@@ -13,9 +13,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from connector.kafka_clients import probe_consumer
 from connector.kafka_metadata import KafkaMetadata
 from connector.options import KafkaSourceOptions
-from connector.planning import read_settings
 from state import EventTimePositions, PartitionClock, TopicPartition, alignment_frontier
 
 __all__ = ["AlignedEnds", "align_end_offsets"]
@@ -92,19 +92,13 @@ def probe_event_times(
     These are the timestamps of the first unread record (heads, for ``waiting`` partitions) and
     of the last record read (for every partition past offset 0).
     """
-    from confluent_kafka import Consumer, KafkaError
+    from confluent_kafka import KafkaError
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
     targets = {tp: offset for tp, offset in known.items() if offset > 0 or tp in waiting}
     if not targets:
         return {}, {}
-    config = {
-        **read_settings(options).consumer_config,
-        "enable.auto.commit": False,
-        "enable.partition.eof": True,
-        "auto.offset.reset": "earliest",  # a probe only: a deleted record is no error here
-    }
-    consumer = Consumer(config)
+    consumer = probe_consumer(options)
     heads: dict[TopicPartition, int] = {}
     last_events: dict[TopicPartition, int] = {}
     pending = set(targets)

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from connector._logging import logger
 from connector.errors import InvalidOptionError
 from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
 from connector.options import AssignPartitions, KafkaSourceOptions
@@ -34,7 +35,16 @@ class KafkaBatchReader(DataSourceReader):
         options = self._options
         assert options.ending is not None
         with KafkaMetadata(options) as metadata:
-            live = metadata.partitions(options.subscription)
+            found = metadata.live(options.subscription)
+            live = found.partitions
+            if found.missing:
+                # Spark's built-in source reads nothing from a topic that does not exist;
+                # so do we, but not silently: it is most often a typo.
+                logger.warning(
+                    "topic %s does not exist on %s: nothing is read from it",
+                    ", ".join(found.missing),
+                    options.bootstrap_servers,
+                )
             if isinstance(options.subscription, AssignPartitions):
                 absent = missing_partitions(options.subscription.partitions, live)
                 if absent:

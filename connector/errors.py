@@ -16,6 +16,9 @@ __all__ = [
     "KafkaMetadataError",
     "DataLossError",
     "KafkaReadError",
+    "KafkaAuthenticationError",
+    "KafkaAuthorizationError",
+    "MissingTopicError",
     "JarResolutionError",
     "BrokerStartError",
 ]
@@ -72,6 +75,57 @@ class KafkaReadError(KafkaSourceError):
 
     def __init__(self, message: str, kafka_error: object | None = None) -> None:
         self.kafka_error = kafka_error
+        super().__init__(message)
+
+
+class KafkaAuthenticationError(KafkaSourceError):
+    """The brokers refused the connector's credentials (SASL handshake or TLS failed).
+
+    Never retried: a wrong password does not get right by waiting. ``kafka_error`` is the
+    confluent-kafka error that said so.
+    """
+
+    def __init__(self, message: str, kafka_error: object | None = None) -> None:
+        self.kafka_error = kafka_error
+        super().__init__(message)
+
+
+class KafkaAuthorizationError(KafkaSourceError):
+    """The principal lacks a Kafka ACL the connector needs on a topic.
+
+    Parameters
+    ----------
+    message
+        Names the topic, the missing operation and how to grant it.
+    topics
+        The topics concerned.
+    operation
+        The Kafka ACL operation that is missing (``DESCRIBE``, ``READ``).
+    kafka_error
+        The confluent-kafka error, when there is one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        topics: Sequence[str] = (),
+        operation: str = "",
+        kafka_error: object | None = None,
+    ) -> None:
+        self.topics = tuple(topics)
+        self.operation = operation
+        self.kafka_error = kafka_error
+        super().__init__(message)
+
+
+class MissingTopicError(KafkaSourceError):
+    """Subscribed topics (or assigned partitions) did not exist for ``missingTopicTimeout``.
+
+    A typo in ``subscribe`` would otherwise leave a query idle forever.
+    """
+
+    def __init__(self, message: str, topics: Sequence[str] = ()) -> None:
+        self.topics = tuple(topics)
         super().__init__(message)
 
 

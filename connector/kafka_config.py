@@ -15,7 +15,17 @@ from dataclasses import dataclass
 
 from connector.errors import InvalidOptionError, UnsupportedKafkaSettingError
 
-__all__ = ["TranslatedSettings", "check_client_accepts", "translate_kafka_settings"]
+__all__ = [
+    "TranslatedSettings",
+    "check_client_accepts",
+    "is_secret_setting",
+    "redacted_settings",
+    "translate_kafka_settings",
+]
+
+_SECRET_NAME = re.compile(
+    r"password|secret|jaas|token|credential|(^|\.)key\.pem$|oauthbearer\.config"
+)
 
 # Settings the source owns: a user value would break exactly-once reading.
 _OWNED_BY_SOURCE = {
@@ -111,6 +121,16 @@ def translate_kafka_settings(java_settings: Mapping[str, str]) -> TranslatedSett
     return TranslatedSettings(settings, max_poll_records)
 
 
+def is_secret_setting(name: str) -> bool:
+    """Whether a Kafka setting's value must never be shown (passwords, keys, tokens)."""
+    return _SECRET_NAME.search(name.lower()) is not None
+
+
+def redacted_settings(settings: Mapping[str, str]) -> dict[str, str]:
+    """Return ``settings`` with every secret value replaced by ``'***'``, for messages."""
+    return {k: "***" if is_secret_setting(k) else v for k, v in settings.items()}
+
+
 def _positive(option: str, value: str) -> int:
     try:
         number = int(value)
@@ -179,6 +199,9 @@ def check_client_accepts(settings: Mapping[str, str]) -> None:
         Consumer(config).close()
     except KafkaException as exc:
         text = str(exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else exc)
+        for name, value in settings.items():
+            if is_secret_setting(name) and value:
+                text = text.replace(str(value), "***")
         name = _name_in_error(text, settings)
         option = f"kafka.{name}" if name else "kafka.*"
         msg = f"librdkafka refused it: {text}. See librdkafka's CONFIGURATION.md for valid names"

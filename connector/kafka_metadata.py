@@ -15,15 +15,26 @@ checks both give the same offsets, under ``read_committed`` with an open transac
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
-from connector.errors import KafkaMetadataError
+from connector.errors import (
+    KafkaAuthenticationError,
+    KafkaAuthorizationError,
+    KafkaMetadataError,
+)
+from connector.kafka_clients import ClientErrors, admin_client, driver_consumer, serve_events
 from connector.options import AssignPartitions, KafkaSourceOptions, Subscription
 from state import TopicPartition
 
-__all__ = ["EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "KafkaMetadata"]
+__all__ = [
+    "EARLIEST_TIMESTAMP",
+    "LATEST_TIMESTAMP",
+    "KafkaMetadata",
+    "LiveTopics",
+    "is_retriable",
+]
 
 _T = TypeVar("_T")
 
@@ -34,6 +45,65 @@ LATEST_TIMESTAMP: Final = -1
 EARLIEST_TIMESTAMP: Final = -2
 """Kafka's ListOffsets timestamp for the first offset still present in a partition."""
 
+_RETRIABLE_CODES: Final = frozenset(
+    {
+        -195,  # _TRANSPORT: a broker connection failed (killed, restarting, unreachable)
+        -187,  # _ALL_BROKERS_DOWN
+        -185,  # _TIMED_OUT
+        -180,  # _WAIT_COORD
+        -190,  # _UNKNOWN_PARTITION: metadata not yet propagated to the broker asked
+        5,  # LEADER_NOT_AVAILABLE: an election is under way
+        6,  # NOT_LEADER_OR_FOLLOWER: our metadata names the old leader
+        7,  # REQUEST_TIMED_OUT
+        8,  # BROKER_NOT_AVAILABLE
+        9,  # REPLICA_NOT_AVAILABLE
+        13,  # NETWORK_EXCEPTION
+        15,  # COORDINATOR_NOT_AVAILABLE
+        16,  # NOT_COORDINATOR
+        19,  # NOT_ENOUGH_REPLICAS
+        56,  # KAFKA_STORAGE_ERROR
+        74,  # FENCED_LEADER_EPOCH
+        75,  # UNKNOWN_LEADER_EPOCH
+        78,  # OFFSET_NOT_AVAILABLE: a new leader is not caught up yet
+    }
+)
+"""Kafka errors that a leader change, a broker restart or an outage cause, and that go away
+by themselves: retried until ``fetchOffset.retryTimeout``. librdkafka's own ``retriable()``
+flag is also honoured, but it leaves out the transport errors a killed broker causes."""
+
+_UNREACHABLE_CODES: Final = frozenset({-195, -187, -185, -193})
+_TOPIC_AUTHORIZATION_FAILED: Final = 29
+_UNKNOWN_TOPIC: Final = frozenset({3, 100})  # UNKNOWN_TOPIC_OR_PART, UNKNOWN_TOPIC_ID
+_MAX_ATTEMPT_S: Final = 5.0
+_MAX_BACKOFF_S: Final = 1.0
+
+
+def is_retriable(error: Any) -> bool:
+    """Whether a confluent-kafka ``KafkaError`` is a transient one (see ``_RETRIABLE_CODES``)."""
+    if error is None or not hasattr(error, "code"):
+        return False
+    return error.code() in _RETRIABLE_CODES or bool(error.retriable())
+
+
+@dataclass(frozen=True)
+class LiveTopics:
+    """What the subscription covers right now.
+
+    Parameters
+    ----------
+    partitions
+        The partitions that exist and belong to the subscription.
+    topic_ids
+        Kafka's topic id (base64, as Kafka tools print it) of each topic of ``partitions``,
+        when asked for: a topic deleted and re-created under the same name gets a new one.
+    missing
+        Topics named by ``subscribe`` or ``assign`` that do not exist, sorted.
+    """
+
+    partitions: frozenset[TopicPartition]
+    topic_ids: Mapping[str, str] = field(default_factory=dict)
+    missing: tuple[str, ...] = ()
+
 
 class KafkaMetadata:
     """The driver's Kafka connection for planning; close it (or use ``with``) when done.
@@ -41,29 +111,23 @@ class KafkaMetadata:
     One instance lives as long as its reader, so a streaming query connects once and every
     micro-batch reuses the connections and the cached cluster metadata.
 
+    Every lookup rides through leader changes and broker restarts: a retriable error (see
+    :func:`is_retriable`) is retried with a growing pause, after refreshing the cluster
+    metadata or replacing the client, until ``fetchOffset.retryTimeout``; other errors are
+    retried ``fetchOffset.numRetries`` times, as in Spark. An authentication failure is never
+    retried.
+
     Not picklable on purpose: Spark ships readers to executors, and a live client must never
     travel with them.
     """
 
-    def __init__(self, options: KafkaSourceOptions, timeout_s: float = 30.0) -> None:
-        from confluent_kafka import Consumer
-
+    def __init__(self, options: KafkaSourceOptions, timeout_s: float = _MAX_ATTEMPT_S) -> None:
         self._options = options
         self._timeout_s = timeout_s
-        self._read_committed = options.kafka_settings.get("isolation.level") == "read_committed"
-        # A consumer only for metadata and offset lookups: it never subscribes, assigns,
-        # fetches or commits. librdkafka defaults to read_committed; Kafka's Java client, and
-        # so Spark, to read_uncommitted, which is what applies unless the user set it.
-        self._consumer: Any = Consumer(
-            {
-                **options.kafka_settings,
-                "bootstrap.servers": options.bootstrap_servers,
-                # Spark's built-in source also names its driver consumer's group "...-driver".
-                "group.id": options.group_id or f"{options.group_id_prefix}-{uuid.uuid4()}-driver",
-                "enable.auto.commit": False,
-                "isolation.level": "read_committed" if self._read_committed else "read_uncommitted",
-            }
-        )
+        self._errors = ClientErrors()
+        self._consumer: Any = driver_consumer(options, self._errors)
+        self._admin: Any = None
+        self._closed = False
         # Each partition's TopicPartition, made (and validated) once per reader, not per batch.
         self._known: dict[tuple[str, int], TopicPartition] = {}
 
@@ -76,8 +140,10 @@ class KafkaMetadata:
         self.close()
 
     def close(self) -> None:
-        """Close the client and its connections; calling it again does nothing."""
+        """Close the clients and their connections; calling it again does nothing."""
+        self._closed = True
         consumer, self._consumer = self._consumer, None
+        self._admin = None  # an AdminClient closes when collected
         if consumer is not None:
             consumer.close()
 
@@ -91,18 +157,73 @@ class KafkaMetadata:
         For ``assign``, only the assigned partitions that exist are returned: the caller
         decides whether a missing one is an error (first batch) or data loss (later).
         """
-        client = self._client()
-        metadata = self._retry("list topics", lambda: client.list_topics(timeout=self._timeout_s))
+        return self.live(subscription).partitions
+
+    def live(self, subscription: Subscription, with_ids: bool = False) -> LiveTopics:
+        """Return the subscription's partitions, missing topics and, with ``with_ids``, ids.
+
+        Raises
+        ------
+        KafkaAuthorizationError
+            When the principal may not describe a subscribed topic.
+        """
+        metadata = self._retry(
+            "list topics",
+            lambda client, timeout: client.list_topics(timeout=timeout),
+        )
         found: set[TopicPartition] = set()
+        present: set[str] = set()
+        forbidden: list[str] = []
         for name, topic in metadata.topics.items():
-            if topic.error is not None or not subscription.matches(name):
+            if not subscription.matches(name):
                 continue
             if name.startswith("__") and not isinstance(subscription, AssignPartitions):
                 continue  # Kafka's internal topics never match a pattern, as in Java
+            if topic.error is not None:
+                if topic.error.code() == _TOPIC_AUTHORIZATION_FAILED:
+                    forbidden.append(name)
+                continue
+            present.add(name)
             found.update(self._topic_partitions(name, topic.partitions))
+        if forbidden:
+            raise _not_authorized(sorted(forbidden), "DESCRIBE", self._options)
         if isinstance(subscription, AssignPartitions):
             found &= subscription.partitions
-        return frozenset(found)
+        named = getattr(subscription, "topics", ())
+        missing = tuple(sorted(set(named) - present))
+        ids = self.topic_ids(sorted({tp.topic for tp in found})) if with_ids else {}
+        return LiveTopics(frozenset(found), ids, missing)
+
+    def topic_ids(self, topics: Collection[str]) -> dict[str, str]:
+        """Return Kafka's topic id of each topic that exists; one deleted meanwhile is left out.
+
+        One describe-topics request for all of them.
+        """
+        if not topics:
+            return {}
+        from confluent_kafka import KafkaException, TopicCollection
+
+        def call(_: Any, timeout: float) -> dict[str, str]:
+            if self._admin is None:
+                self._admin = admin_client(self._options, self._errors)
+            futures = self._admin.describe_topics(
+                TopicCollection(list(topics)), request_timeout=timeout
+            )
+            ids = {}
+            for name, future in futures.items():
+                try:
+                    ids[name] = str(future.result().topic_id)
+                except KafkaException as exc:
+                    error = exc.args[0] if exc.args else None
+                    code = error.code() if hasattr(error, "code") else None
+                    if code in _UNKNOWN_TOPIC:
+                        continue  # deleted since it was listed: the next batch sees it gone
+                    if code == _TOPIC_AUTHORIZATION_FAILED:
+                        raise _not_authorized([name], "DESCRIBE", self._options) from exc
+                    raise
+            return ids
+
+        return self._retry("describe topics", call)
 
     def _topic_partitions(self, topic: str, numbers: Iterable[int]) -> list[TopicPartition]:
         known = self._known
@@ -139,8 +260,8 @@ class KafkaMetadata:
         Raises
         ------
         KafkaMetadataError
-            When the lookup fails, or still fails for some partition, after the retries of
-            ``fetchOffset.numRetries``; the message names the partitions that failed.
+            When the lookup fails, or still fails for some partition, once the retries are
+            spent; the message names the partitions that failed and the last Kafka error.
         """
         if not timestamps:
             return {}
@@ -148,10 +269,9 @@ class KafkaMetadata:
 
         request = [KafkaTopicPartition(tp.topic, tp.partition, ts) for tp, ts in timestamps.items()]
         ours = {(tp.topic, tp.partition): tp for tp in timestamps}
-        client = self._client()
 
-        def call() -> dict[TopicPartition, int]:
-            found = client.offsets_for_times(request, timeout=self._timeout_s)
+        def call(client: Any, timeout: float) -> dict[TopicPartition, int]:
+            found = client.offsets_for_times(request, timeout=timeout)
             failed = [ktp for ktp in found if ktp.error is not None]
             if failed:
                 shown = ", ".join(
@@ -165,30 +285,133 @@ class KafkaMetadata:
                 raise KafkaMetadataError(f"no offset came back for {missing}")
             return offsets
 
-        return self._retry("list offsets", call)
+        return self._retry(f"list offsets of {_first_partitions(timestamps)}", call)
 
     def _client(self) -> Any:
         """Return the live client; using a closed ``KafkaMetadata`` is a bug, said plainly."""
-        if self._consumer is None:
+        if self._closed:
             raise KafkaMetadataError("this KafkaMetadata was closed; open a new one")
+        if self._consumer is None:
+            self._consumer = driver_consumer(self._options, self._errors)
         return self._consumer
 
-    def _retry(self, what: str, call: Callable[[], _T]) -> _T:
-        attempts = self._options.fetch_offset_retries + 1
-        for attempt in range(attempts):
+    def _renew(self, attempt: int) -> None:
+        """Make the next attempt see the cluster as it is now, not as it was.
+
+        After a leader change the client's cached metadata names the old leader; refreshing
+        it is enough most of the time, and every other time the client is replaced, since
+        a client stuck on a dead connection can take long to notice a refresh.
+        """
+        if attempt % 2:
             try:
-                return call()
+                self._client().list_topics(timeout=min(self._timeout_s, 2.0))
+            except Exception:  # noqa: BLE001 - a refresh that fails changes nothing
+                pass
+            return
+        consumer, self._consumer = self._consumer, None
+        self._admin = None
+        if consumer is not None:
+            consumer.close()
+
+    def _retry(self, what: str, call: Callable[[Any, float], _T]) -> _T:
+        options = self._options
+        started = time.monotonic()
+        deadline = started + options.fetch_offset_retry_timeout_ms / 1000
+        pause = max(options.fetch_offset_retry_interval_ms / 1000, 0.01)
+        attempts = other_failures = 0
+        while True:
+            attempts += 1
+            client = self._client()
+            remaining = deadline - time.monotonic()
+            try:
+                result = call(client, max(0.5, min(self._timeout_s, remaining)))
+            except (KafkaAuthorizationError, KafkaAuthenticationError):
+                raise
             except Exception as exc:  # confluent-kafka raises KafkaException or plain errors
-                if attempt + 1 >= attempts:
-                    msg = (
-                        f"could not {what} from {self._options.bootstrap_servers} after "
-                        f"{attempts} attempts: {exc}. Check 'kafka.bootstrap.servers' and that "
-                        "the brokers are reachable from the Spark driver"
-                    )
-                    # The Kafka error itself, also when a failed partition was reported here.
-                    raise KafkaMetadataError(msg, getattr(exc, "kafka_error", exc)) from exc
-                time.sleep(self._options.fetch_offset_retry_interval_ms / 1000)
-        raise AssertionError("unreachable")
+                serve_events(client)
+                error = _kafka_error(exc)
+                if self._errors.authentication is not None:
+                    raise _authentication_failed(self._errors.authentication, options) from exc
+                if not is_retriable(error):
+                    other_failures += 1
+                now = time.monotonic()
+                if now >= deadline or other_failures > options.fetch_offset_retries:
+                    raise self._gave_up(what, exc, error, attempts, now - started) from exc
+                time.sleep(min(pause, max(0.0, deadline - now)))
+                pause = min(pause * 2, _MAX_BACKOFF_S)
+                self._renew(attempts)
+                continue
+            serve_events(client)
+            return result
+
+    def _gave_up(
+        self, what: str, exc: Exception, error: Any, attempts: int, elapsed_s: float
+    ) -> KafkaMetadataError:
+        """Build the error of a lookup that failed for good: the last Kafka error, advice."""
+        options = self._options
+        last = self._errors.last
+        reason = str(exc)
+        if error is not None and getattr(error, "code", lambda: None)() in _UNREACHABLE_CODES:
+            if last is not None and str(last.str()) not in reason:
+                reason = f"{reason} (last client error: {last.str()})"
+            advice = (
+                f"Check 'kafka.bootstrap.servers' ({options.bootstrap_servers}), that the "
+                "brokers run and are reachable from the Spark driver, and the security settings"
+            )
+        elif is_retriable(error):
+            advice = (
+                "The partitions had no available leader for that long; check the brokers' "
+                "health (kafka-topics --describe)"
+            )
+        else:
+            advice = "Check the brokers' logs"
+        msg = (
+            f"could not {what} after {attempts} attempts in {elapsed_s:.0f} s: {reason}. "
+            f"{advice}, or raise 'fetchOffset.retryTimeout' "
+            f"({options.fetch_offset_retry_timeout_ms // 1000} s) to wait longer"
+        )
+        return KafkaMetadataError(msg, error if error is not None else exc)
+
+
+def _kafka_error(exc: Exception) -> Any:
+    """Return the confluent-kafka ``KafkaError`` inside an exception, if any."""
+    if isinstance(exc, KafkaMetadataError):
+        return exc.kafka_error
+    if exc.args and hasattr(exc.args[0], "code"):
+        return exc.args[0]
+    return None
+
+
+def _authentication_failed(error: Any, options: KafkaSourceOptions) -> KafkaAuthenticationError:
+    protocol = options.kafka_settings.get("security.protocol", "PLAINTEXT")
+    mechanism = options.kafka_settings.get("sasl.mechanisms", "")
+    msg = (
+        f"authentication failed against {options.bootstrap_servers} "
+        f"(security.protocol={protocol}{', sasl.mechanism=' + mechanism if mechanism else ''}): "
+        f"{error.str()}. Check the user name and password ('kafka.sasl.jaas.config' or "
+        "'kafka.sasl.username' / 'kafka.sasl.password') and the mechanism"
+    )
+    return KafkaAuthenticationError(msg, error)
+
+
+def _not_authorized(
+    topics: list[str], operation: str, options: KafkaSourceOptions
+) -> KafkaAuthorizationError:
+    user = options.kafka_settings.get("sasl.username")
+    who = f"User:{user}" if user else "the connector's principal"
+    names = ", ".join(topics)
+    msg = (
+        f"not authorized to {operation} topic {names}: {who} lacks the {operation} permission. "
+        f"Grant it, e.g. kafka-acls --add --allow-principal {who if user else 'User:<name>'} "
+        f"--operation {operation} --topic {topics[0]}"
+    )
+    return KafkaAuthorizationError(msg, topics, operation)
+
+
+def _first_partitions(partitions: Collection[TopicPartition]) -> str:
+    shown = sorted(partitions)[:5]
+    more = f" and {len(partitions) - 5} more" if len(partitions) > 5 else ""
+    return describe_partitions(shown) + more
 
 
 def missing_partitions(

@@ -11,11 +11,11 @@ import difflib
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Literal
 
 from connector.errors import InvalidOptionError
-from connector.kafka_config import translate_kafka_settings
+from connector.kafka_config import redacted_settings, translate_kafka_settings
 from state import TopicPartition
 
 __all__ = [
@@ -68,6 +68,8 @@ _KNOWN_OPTIONS = {
         "kafkaConsumer.pollTimeoutMs",
         "fetchOffset.numRetries",
         "fetchOffset.retryIntervalMs",
+        "fetchOffset.retryTimeout",
+        "missingTopicTimeout",
         "groupIdPrefix",
     )
 }
@@ -156,9 +158,13 @@ class OffsetBound:
         return cls("latest")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class KafkaSourceOptions:
-    """Every source option, validated; built by :func:`parse_options`."""
+    """Every source option, validated; built by :func:`parse_options`.
+
+    Its ``repr`` hides secret ``kafka.*`` values (passwords, keys, tokens): options end up in
+    logs and tracebacks.
+    """
 
     subscription: Subscription
     bootstrap_servers: str
@@ -181,9 +187,21 @@ class KafkaSourceOptions:
     poll_timeout_ms: int = 120_000
     fetch_offset_retries: int = 3
     fetch_offset_retry_interval_ms: int = 10
+    fetch_offset_retry_timeout_ms: int = 60_000
+    missing_topic_timeout_ms: int = 120_000
     group_id_prefix: str = "spark-kafka-source"
     group_id: str | None = None
     batch_size: int = 10_000
+
+    def __repr__(self) -> str:
+        """Every field, with secret Kafka settings replaced by ``'***'``."""
+        shown = []
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if item.name == "kafka_settings":
+                value = redacted_settings(value)
+            shown.append(f"{item.name}={value!r}")
+        return f"KafkaSourceOptions({', '.join(shown)})"
 
 
 def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
@@ -242,6 +260,10 @@ def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
         fetch_offset_retry_interval_ms=_parse_non_negative_int(
             raw, "fetchOffset.retryIntervalMs", 10
         ),
+        fetch_offset_retry_timeout_ms=_parse_positive_duration(
+            raw, "fetchOffset.retryTimeout", 60_000
+        ),
+        missing_topic_timeout_ms=_parse_positive_duration(raw, "missingTopicTimeout", 120_000),
         group_id_prefix=raw.get("groupidprefix", "spark-kafka-source") or "spark-kafka-source",
         group_id=group_id,
         batch_size=max_poll or 10_000,
@@ -421,6 +443,15 @@ def _parse_duration(raw: Mapping[str, str], name: str, default: int) -> int:
     unit = match.group(2) or "ms"
     key = "ms" if unit == "ms" else ("m" if unit.startswith("mi") or unit == "m" else unit[0])
     return int(match.group(1)) * _UNIT_MS[key]
+
+
+def _parse_positive_duration(raw: Mapping[str, str], name: str, default: int) -> int:
+    """Parse a duration that must be above zero: a timeout of nothing would fail at once."""
+    millis = _parse_duration(raw, name, default)
+    if millis <= 0:
+        msg = f"{raw[name.lower()]!r} is not valid; use a positive duration, e.g. '60s'"
+        raise InvalidOptionError(name, msg)
+    return millis
 
 
 def _parse_group(raw: Mapping[str, str]) -> str | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -11,6 +10,7 @@ from pyspark.sql.datasource import InputPartition
 
 from connector._logging import logger
 from connector.cluster_cores import application_cores
+from connector.kafka_clients import executor_config
 from connector.options import KafkaSourceOptions
 from connector.range_reader import RangeReadSettings, read_ranges
 from state import OffsetRange, OffsetState, plan_tasks
@@ -80,17 +80,9 @@ def slot_count(options: KafkaSourceOptions, partition_count: int, current_slots:
 
 
 def read_settings(options: KafkaSourceOptions) -> RangeReadSettings:
-    """Executor consumer settings; the group id follows Spark's naming for generated groups."""
-    group = options.group_id or f"{options.group_id_prefix}-{uuid.uuid4()}-executor"
-    config = {
-        # Java's default, and so Spark's; librdkafka alone would default to read_committed.
-        "isolation.level": "read_uncommitted",
-        **options.kafka_settings,
-        "bootstrap.servers": options.bootstrap_servers,
-        "group.id": group,
-    }
+    """Return what executors need to read ranges; it travels with the pickled reader."""
     return RangeReadSettings(
-        consumer_config=config,
+        consumer_config=executor_config(options),
         include_headers=options.include_headers,
         fail_on_data_loss=options.fail_on_data_loss,
         poll_timeout_ms=options.poll_timeout_ms,

@@ -24,7 +24,13 @@ import pyarrow as pa
 from connector._gc import cycle_collector_paused
 from connector._logging import logger
 from connector.arrow_rows import messages_to_batch
-from connector.errors import DataLossError, KafkaReadError
+from connector.errors import (
+    DataLossError,
+    KafkaAuthenticationError,
+    KafkaAuthorizationError,
+    KafkaReadError,
+)
+from connector.kafka_clients import ClientErrors, executor_consumer
 from state import OffsetRange, TopicPartition
 
 __all__ = ["FETCH_DEFAULTS", "RangeReadSettings", "read_ranges"]
@@ -67,18 +73,17 @@ def read_ranges(
     ranges of one partition they are read in separate rounds, because one consumer can hold a
     partition at one position only.
     """
-    from confluent_kafka import Consumer
-
-    consumer = Consumer(
+    errors = ClientErrors()
+    consumer = executor_consumer(
+        errors,
+        {**FETCH_DEFAULTS, **settings.consumer_config},
         {
-            **FETCH_DEFAULTS,
-            **settings.consumer_config,
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
             "enable.partition.eof": True,
             # Surface a missing start offset as an error instead of silently jumping.
             "auto.offset.reset": "error",
-        }
+        },
     )
     topics = {r.topic for r in ranges}
     # A consumer that is only ever assigned partitions of one topic only ever receives that
@@ -86,7 +91,7 @@ def read_ranges(
     single_topic = next(iter(topics)) if len(topics) == 1 else None
     try:
         for round_ranges in _rounds(ranges):
-            yield from _read_round(consumer, round_ranges, settings, single_topic)
+            yield from _read_round(consumer, round_ranges, settings, single_topic, errors)
     finally:
         consumer.close()
 
@@ -112,6 +117,7 @@ def _read_round(
     pending: dict[TopicPartition, OffsetRange],
     settings: RangeReadSettings,
     single_topic: str | None,
+    errors: ClientErrors,
 ) -> Iterator[pa.RecordBatch]:
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
@@ -143,6 +149,12 @@ def _read_round(
                 del messages
         if received:
             last_progress = time.monotonic()
+        elif errors.authentication is not None:
+            msg = (
+                f"authentication failed while reading {_describe(next(iter(remaining.values())))}"
+                f": {errors.authentication.str()}. Check the user name, password and mechanism"
+            )
+            raise KafkaAuthenticationError(msg, errors.authentication)
         elif (time.monotonic() - last_progress) * 1000 > settings.poll_timeout_ms:
             waiting = ", ".join(_describe(r) for r in sorted(remaining.values(), key=_key))
             msg = (
@@ -260,6 +272,15 @@ def _accept_with_events(
                 finish(key)
             elif error.code() == KafkaError._AUTO_OFFSET_RESET:  # type: ignore[attr-defined]
                 _skip_lost_records(consumer, offset_range, remaining, settings, finish)
+            elif error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:  # type: ignore[attr-defined]
+                topic = offset_range.topic
+                msg = (
+                    f"not authorized to READ topic {topic} (reading {_describe(offset_range)}): "
+                    "the connector's principal lacks the READ permission on it. Grant it, e.g. "
+                    "kafka-acls --add --allow-principal User:<name> --operation READ "
+                    f"--topic {topic}"
+                )
+                raise KafkaAuthorizationError(msg, [topic], "READ", error)
             else:
                 msg = f"reading {_describe(offset_range)} failed: {error.str()}"  # type: ignore[attr-defined]
                 raise KafkaReadError(msg, error)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, Final, NoReturn
+
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from connector.batch_reader import KafkaBatchReader
+from connector.errors import KafkaSourceError
 from connector.kafka_config import check_client_accepts
 from connector.options import KafkaSourceOptions, Mode, include_headers, parse_options
 from connector.schema import spark_schema
@@ -27,7 +31,13 @@ class KafkaSource(DataSource):
         return "kafka-rescalable"
 
     def schema(self) -> StructType:
-        """Spark's Kafka schema, with ``headers`` only under ``includeHeaders``."""
+        """Spark's Kafka schema, with ``headers`` only under ``includeHeaders``.
+
+        Spark asks for it when the DataFrame is defined (``load()``), before it knows whether
+        the DataFrame is read as a batch or a stream; that is where bad options are refused,
+        so a typo fails at once, with our message, not when the query starts.
+        """
+        check_options(self.options)
         return spark_schema(include_headers(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
@@ -35,10 +45,68 @@ class KafkaSource(DataSource):
         return KafkaBatchReader(self._parse("batch"))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        """Return the micro-batch reader, for ``spark.readStream``."""
-        return KafkaStreamReader(self._parse("stream"))
+        """Return the micro-batch reader, for ``spark.readStream``.
+
+        An option valid only for batch reads (``endingOffsets``) is refused from the reader's
+        first call rather than here: PySpark's streaming runner fails while handling an error
+        raised by this method, and the user would see that failure instead of ours.
+        """
+        try:
+            return KafkaStreamReader(self._parse("stream"))
+        except KafkaSourceError as error:
+            return _RefusedStreamReader(error)
 
     def _parse(self, mode: Mode) -> KafkaSourceOptions:
         options = parse_options(self.options, mode)
         check_client_accepts(options.kafka_settings)
         return options
+
+
+_BATCH_ONLY: Final = ("endingoffsets", "endingtimestamp", "endingoffsetsbytimestamp")
+
+
+def check_options(options: Mapping[str, str]) -> None:
+    """Refuse options that are wrong whether the DataFrame is read as a batch or a stream.
+
+    The ``ending*`` options exist only in batch reads, so options holding one are checked as
+    a batch read's; the rest as a stream's, whose rules the batch's add to only for the start
+    (``startingOffsets=latest`` is refused in a batch), which is then refused when the batch
+    reader is made.
+
+    Raises
+    ------
+    InvalidOptionError
+        Naming the option, the bad value and what would be valid.
+    """
+    raw = {key.lower(): value for key, value in options.items()}
+    if any(name in raw for name in _BATCH_ONLY):
+        checked = parse_options(raw, "batch")
+    else:
+        checked = parse_options(raw, "stream")
+    check_client_accepts(checked.kafka_settings)
+
+
+class _RefusedStreamReader(DataSourceStreamReader):
+    """A stream reader for refused options: every call raises the refusal."""
+
+    def __init__(self, error: KafkaSourceError) -> None:
+        self._error = error
+
+    def _refuse(self) -> NoReturn:
+        raise self._error
+
+    def initialOffset(self) -> dict:
+        """Raise the refusal."""
+        self._refuse()
+
+    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
+        """Raise the refusal."""
+        self._refuse()
+
+    def partitions(self, start: dict, end: dict) -> Any:
+        """Raise the refusal."""
+        self._refuse()
+
+    def read(self, partition: Any) -> Any:
+        """Raise the refusal."""
+        self._refuse()

@@ -27,8 +27,14 @@ from connector._gc import cycle_collector_paused
 from connector._logging import logger
 from connector.admission import cap_end_offsets
 from connector.alignment import align_end_offsets
-from connector.errors import DataLossError, InvalidOptionError
-from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
+from connector.errors import DataLossError, InvalidOptionError, MissingTopicError
+from connector.kafka_clients import group_committer
+from connector.kafka_metadata import (
+    KafkaMetadata,
+    LiveTopics,
+    describe_partitions,
+    missing_partitions,
+)
 from connector.options import AssignPartitions, KafkaSourceOptions
 from connector.planning import (
     describe_assignment,
@@ -46,7 +52,9 @@ from state import (
     PartitionOffset,
     SlotsDocument,
     TopicPartition,
+    carried_topic_ids,
     rebalance,
+    recreated_topics,
 )
 
 __all__ = ["KafkaStreamReader"]
@@ -153,6 +161,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._group_committed: dict[TopicPartition, int] | None = None
         self._held: tuple[TopicPartition, ...] = ()
         self._documents = _DocumentCache()
+        # Subscribed topics that do not exist, and since when (monotonic seconds); topics
+        # this reader has seen exist are never counted as typos, only as deleted.
+        self._missing_since: dict[str, float] = {}
+        self._seen_topics: set[str] = set()
 
     def __getstate__(self) -> dict[str, Any]:
         """Ship the reader to executors without its live Kafka clients or cached documents."""
@@ -175,19 +187,22 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Resolve ``startingOffsets`` for the partitions that exist when the query starts."""
         options = self._options
         kafka = self._kafka()
-        live = kafka.partitions(options.subscription)
+        found = kafka.live(options.subscription, with_ids=True)
+        live = found.partitions
         if isinstance(options.subscription, AssignPartitions):
             absent = missing_partitions(options.subscription.partitions, live)
             if absent:
                 msg = f"{describe_partitions(absent)} do not exist on {options.bootstrap_servers}"
                 raise InvalidOptionError("assign", msg)
+        self._check_missing(found, frozenset())
         offsets = resolve_bound(options.starting, "startingOffsets", live, kafka)
         sub_states = [PartitionOffset(tp.topic, tp.partition, o) for tp, o in offsets.items()]
         state = rebalance(OffsetState.of([]), self._slot_count(len(live)), sub_states).state
         logger.info(
             "Initial assignment over %d slots: %s", state.num_slots, describe_assignment(state)
         )
-        return SlotsDocument(state).to_dict()
+        ids = carried_topic_ids({}, found.topic_ids, {tp.topic for tp in live})
+        return SlotsDocument(state, topic_ids=ids).to_dict()
 
     def getDefaultReadLimit(self) -> ReadLimit:
         """``maxOffsetsPerTrigger`` as a row cap, else ``minOffsetsPerTrigger``, else all.
@@ -221,14 +236,27 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # ``start`` here is what lets lag tools see the last batch of an AvailableNow run.
         self._commit_to_group(current)
         kafka = self._kafka()
-        live = kafka.partitions(self._options.subscription)
+        found = kafka.live(self._options.subscription, with_ids=True)
+        live = found.partitions
         known = current.offsets()
+        self._check_missing(found, frozenset(tp.topic for tp in known))
+        recreated = recreated_topics(document.topic_ids, found.topic_ids)
+        if recreated:
+            self._report_recreated(recreated, document.topic_ids, found.topic_ids)
+            # From here on the new topics' partitions are new partitions: they join at their
+            # earliest offset, and this batch reads nothing of them (see ``partitions``).
+            known = {tp: at for tp, at in known.items() if tp.topic not in recreated}
         target = self._available_now_target
         if target is not None:
             live = frozenset(tp for tp in live if tp in target or tp in known)
-        self._report_removed(frozenset(known.keys() - live))
-        joining = kafka.earliest([tp for tp in live if tp not in known])
+        self._report_removed(
+            frozenset(tp for tp in known.keys() - live if tp.topic not in recreated)
+        )
         latest = kafka.latest(live)
+        went_back = self._went_back(known, latest)
+        if went_back:
+            known = {tp: at for tp, at in known.items() if tp not in went_back}
+        joining = kafka.earliest([tp for tp in live if tp not in known])
         self._latest = latest
         if self._should_wait(known, latest, limit) and not joining:
             return start
@@ -252,12 +280,17 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 len(result.removed),
                 describe_assignment(result.state),
             )
-        end_state = result.state.with_offsets(ends)
+        # The rebalancer keeps the offsets a partition already had; a partition that starts
+        # again (its topic re-created) is set to its new start explicitly.
+        end_state = result.state.with_offsets({**joining, **ends} if joining else ends)
         self._backlog = backlog_report(end_state, latest)
-        if end_state == current:
+        ids = carried_topic_ids(
+            document.topic_ids, found.topic_ids, {tp.topic for tp in end_state.offsets()}
+        )
+        if end_state == current and ids == dict(document.topic_ids):
             return start  # nothing to read and nothing moved: no batch, even if clocks ticked
         self._last_trigger_ms = time.time() * 1000  # maxTriggerDelay counts from here
-        return self._documents.to_dict(SlotsDocument(end_state, extras))
+        return self._documents.to_dict(SlotsDocument(end_state, extras, ids))
 
     def _should_wait(
         self,
@@ -298,16 +331,6 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         shared only by partitions free to move.
         """
         ends = {tp: end for tp, end in latest.items() if tp in known}
-        # Sorted for stable messages; only the few that went back are sorted, not all.
-        for tp in sorted(tp for tp, end in ends.items() if end < known[tp]):
-            msg = (
-                f"{tp.topic}-{tp.partition}: the latest offset {ends[tp]} is below the "
-                f"checkpointed position {known[tp]}; the topic was probably deleted and "
-                "re-created, so records may have been missed"
-            )
-            if self._options.fail_on_data_loss:
-                raise DataLossError(msg + ". Set 'failOnDataLoss' to false to go on.")
-            logger.warning("%s; continuing from %d because failOnDataLoss is false", msg, ends[tp])
         if self._available_now_target is not None:
             target = self._available_now_target
             ends = {tp: min(end, target.get(tp, end)) for tp, end in ends.items()}
@@ -347,6 +370,93 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 describe_partitions(aligned.held) or "nothing",
             )
         return aligned.ends, aligned.positions.to_dict()
+
+    def _went_back(
+        self, known: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
+    ) -> frozenset[TopicPartition]:
+        """Find partitions whose end is below the checkpointed offset; fail or report them.
+
+        Without a topic id to compare (a checkpoint written before ids were kept), this is
+        the sign of a topic deleted and re-created. Under ``failOnDataLoss=false`` the
+        partitions start again at their earliest offset, like the partitions of a topic whose
+        re-creation the ids revealed.
+        """
+        back = frozenset(tp for tp, at in known.items() if tp in latest and latest[tp] < at)
+        if not back:
+            return back
+        # Sorted for stable messages; only the few that went back are sorted, not all.
+        shown = "; ".join(
+            f"{tp.topic}-{tp.partition}: the latest offset {latest[tp]} is below the "
+            f"checkpointed position {known[tp]}"
+            for tp in sorted(back)
+        )
+        msg = f"{shown}. The topic was probably deleted and re-created, so records may be lost"
+        if self._options.fail_on_data_loss:
+            raise DataLossError(msg + ". Set 'failOnDataLoss' to false to go on.")
+        logger.warning(
+            "%s; reading them again from their earliest offset because failOnDataLoss is false",
+            msg,
+        )
+        return back
+
+    def _report_recreated(
+        self,
+        topics: tuple[str, ...],
+        checkpointed: Mapping[str, str],
+        live: Mapping[str, str],
+    ) -> None:
+        """Fail, or warn and go on, for topics deleted and re-created since the last batch."""
+        shown = ", ".join(f"{t} (id {checkpointed[t]} -> {live[t]})" for t in topics)
+        msg = (
+            f"topic {shown} was deleted and re-created since the last batch: its Kafka topic "
+            "id changed, so the records of the old topic not yet read are lost"
+        )
+        if self._options.fail_on_data_loss:
+            raise DataLossError(
+                msg + ". Set 'failOnDataLoss' to false to read the new topic from its earliest "
+                "offset, or start the query with a new checkpoint"
+            )
+        logger.warning(
+            "%s; reading the new topic from its earliest offset because failOnDataLoss is false",
+            msg,
+        )
+
+    def _check_missing(self, found: LiveTopics, known_topics: frozenset[str]) -> None:
+        """Warn at once about a subscribed topic that does not exist; fail once it stays so.
+
+        A typo in ``subscribe`` would otherwise leave the query idle for ever. A topic this
+        query has read before and that has gone is data loss, reported elsewhere.
+        """
+        self._seen_topics.update(tp.topic for tp in found.partitions)
+        self._seen_topics.update(known_topics)
+        now = time.monotonic()
+        missing = [t for t in found.missing if t not in self._seen_topics]
+        for topic in list(self._missing_since):
+            if topic not in missing:
+                del self._missing_since[topic]
+        timeout_ms = self._options.missing_topic_timeout_ms
+        for topic in missing:
+            if topic not in self._missing_since:
+                self._missing_since[topic] = now
+                logger.warning(
+                    "subscribed topic %r does not exist on %s; the query reads nothing from it "
+                    "and fails if it still does not exist after 'missingTopicTimeout' (%d s). "
+                    "Check its name in %s",
+                    topic,
+                    self._options.bootstrap_servers,
+                    timeout_ms // 1000,
+                    self._options.subscription.describe(),
+                )
+        overdue = sorted(t for t in missing if (now - self._missing_since[t]) * 1000 >= timeout_ms)
+        if overdue:
+            msg = (
+                f"subscribed topic {', '.join(overdue)} has not existed on "
+                f"{self._options.bootstrap_servers} for {timeout_ms // 1000} s "
+                "('missingTopicTimeout'). Check the name in "
+                f"{self._options.subscription.describe()}, create the topic, or raise "
+                "'missingTopicTimeout'"
+            )
+            raise MissingTopicError(msg, overdue)
 
     def _report_removed(self, removed: frozenset[TopicPartition]) -> None:
         if not removed:
@@ -412,9 +522,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @cycle_collector_paused()
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         """Cut ``[start, end)`` into tasks; a partition whose offset went back reads nothing."""
-        start_state = self._documents.parse(start).state
-        end_state = self._documents.parse(end).state
-        return plan_input_partitions(clip_to(start_state, end_state), end_state, self._options)
+        start_document = self._documents.parse(start)
+        end_document = self._documents.parse(end)
+        recreated = recreated_topics(start_document.topic_ids, end_document.topic_ids)
+        start_state = clip_to(start_document.state, end_document.state, frozenset(recreated))
+        return plan_input_partitions(start_state, end_document.state, self._options)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Read one task's ranges on an executor, with one consumer for all of them."""
@@ -430,25 +542,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._group_committer = None
 
 
-def group_committer(options: KafkaSourceOptions, group: str) -> Any:
-    """Return a consumer that never subscribes: it only commits offsets for ``group``."""
-    from confluent_kafka import Consumer
-
-    return Consumer(
-        {
-            **options.kafka_settings,
-            "bootstrap.servers": options.bootstrap_servers,
-            "group.id": group,
-            "enable.auto.commit": False,
-        }
-    )
-
-
-def clip_to(start: OffsetState, end: OffsetState) -> OffsetState:
+def clip_to(
+    start: OffsetState, end: OffsetState, recreated: frozenset[str] = frozenset()
+) -> OffsetState:
     """``start``, with each partition whose offset in ``end`` is lower moved back to it.
 
     Such a partition went back (deleted and re-created, with ``failOnDataLoss`` false): it
-    reads nothing this batch. Partitions only in ``start`` keep their offsets. Keyed by
+    reads nothing this batch. So does every partition of a topic in ``recreated``, whose
+    ``end`` offset belongs to the new topic while ``start`` belongs to the old one, even where
+    it is higher. Partitions only in ``start`` keep their offsets. Keyed by
     ``(topic, partition)`` tuples, as a batch of thousands of partitions has no partition to
     clip almost always and should not pay for building keyed offset maps to find that out.
     """
@@ -457,7 +559,7 @@ def clip_to(start: OffsetState, end: OffsetState) -> OffsetState:
     for slot in start.slots:
         for sub in slot:
             until = end_at.get((sub.topic, sub.partition), sub.offset)
-            if until < sub.offset:
+            if until < sub.offset or (sub.topic in recreated and until != sub.offset):
                 back[sub.topic_partition] = until
     return start.with_offsets(back) if back else start
 

@@ -25,7 +25,7 @@ def test_etl_pipeline_writes_the_clean_events(
     # 500 events, 5 malformed, 10 producer retries that the pipeline deduplicates.
     assert f"Produced 510 events (5 malformed, 10 duplicates) to {topic_name}" in done.stdout
     assert "Wrote 495 clean events" in done.stdout
-    assert '"version": 1, "slots": [' in done.stdout
+    assert '"version": 2, "slots": [' in done.stdout
     events = list((tmp_path / "etl" / "events").glob("*.parquet"))
     assert events, "the pipeline wrote no Parquet file"
 

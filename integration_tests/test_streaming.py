@@ -80,7 +80,8 @@ def test_available_now_reads_every_record_once(
 
     documents = offset_log(checkpoint)
     last = documents[max(documents)]
-    assert last["version"] == 1
+    assert last["version"] == 2
+    assert set(last["topicIds"]) == {topic_name}, "the topic's Kafka id is kept with its offsets"
     assert len(last["slots"]) == 4, "default parallelism is one slot per partition"
     owned = [
         (topic, int(p), o)

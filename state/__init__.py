@@ -8,11 +8,17 @@ the lists can be redistributed when the number of slots changes (Flink's FLIP-8 
 - ``state.document``: :class:`SlotsDocument`, the versioned JSON in Spark's offset log.
 - ``state.rebalancer``: :func:`rebalance`, the assignment of partitions to slots.
 - ``state.planning``: :func:`plan_tasks`, the tasks of one micro-batch.
+- ``state.topic_identity``: :func:`recreated_topics`, topic ids across batches.
 - ``state.event_time``: :func:`alignment_frontier` and the checkpointed event-time clocks.
 - ``state.errors``: the exceptions.
 """
 
-from state.document import SLOTS_DOCUMENT_VERSION, SUPPORTED_VERSIONS, SlotsDocument
+from state.document import (
+    SLOTS_DOCUMENT_VERSION,
+    SUPPORTED_VERSIONS,
+    TOPIC_IDS_KEY,
+    SlotsDocument,
+)
 from state.errors import (
     DuplicatePartitionError,
     ForeignCheckpointError,
@@ -31,16 +37,20 @@ from state.offset_state import OffsetState
 from state.partitions import MAX_OFFSET, MAX_PARTITION, OffsetRange, PartitionOffset, TopicPartition
 from state.planning import PlannedTask, plan_tasks
 from state.rebalancer import Rebalance, rebalance
+from state.topic_identity import carried_topic_ids, recreated_topics
 
 __all__ = [
     "EVENT_TIME_KEY",
     "EventTimePositions",
     "PartitionClock",
     "alignment_frontier",
+    "carried_topic_ids",
+    "recreated_topics",
     "MAX_OFFSET",
     "MAX_PARTITION",
     "SLOTS_DOCUMENT_VERSION",
     "SUPPORTED_VERSIONS",
+    "TOPIC_IDS_KEY",
     "DuplicatePartitionError",
     "ForeignCheckpointError",
     "OffsetDocumentError",

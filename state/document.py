@@ -1,11 +1,17 @@
 """The slots document: the JSON Spark keeps in its checkpoint offset log for this source.
 
-Shape, version 1::
+Shape, version 2::
 
-    {"version": 1, "slots": [{"<topic>": {"<partition>": <next offset>}}, ...]}
+    {"version": 2, "slots": [{"<topic>": {"<partition>": <next offset>}}, ...],
+     "topicIds": {"<topic>": "<Kafka topic id>"}}
 
 One object per reader slot, each in Spark's own per-topic form (partition keys are decimal
-strings), so a person who knows Spark's Kafka checkpoints can read ours. Other top-level
+strings), so a person who knows Spark's Kafka checkpoints can read ours. ``topicIds`` holds
+Kafka's id of each topic the offsets belong to: a topic deleted and re-created under the same
+name gets a new id, which is how a re-creation between two batches is always noticed, even
+when the new topic already holds more records than the checkpointed offset. Version 1, written
+before topic ids were kept, is the same without ``topicIds``; it is still read (its topics'
+ids are then learned at the next batch). Other top-level
 sections (an event-time section, say) may sit beside ``slots``; they are kept as they are, so
 a connector that adds one does not need a new version of this reader to round-trip them.
 
@@ -28,13 +34,16 @@ from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, _partit
 
 __all__ = ["SLOTS_DOCUMENT_VERSION", "SUPPORTED_VERSIONS", "SlotsDocument"]
 
-SLOTS_DOCUMENT_VERSION: Final = 1
+SLOTS_DOCUMENT_VERSION: Final = 2
 """The version :meth:`SlotsDocument.to_dict` writes."""
 
-SUPPORTED_VERSIONS: Final = frozenset({1})
+SUPPORTED_VERSIONS: Final = frozenset({1, 2})
 """The versions :meth:`SlotsDocument.from_dict` reads."""
 
-_RESERVED: Final = frozenset({"version", "slots"})
+TOPIC_IDS_KEY: Final = "topicIds"
+"""The section of version 2 that maps each topic to its Kafka topic id."""
+
+_RESERVED: Final = frozenset({"version", "slots", TOPIC_IDS_KEY})
 # Canonical decimal only: "01" or "+1" would name partition 1 a second way, and str.isdigit
 # accepts non-ASCII digits.
 _PARTITION_KEY: Final = re.compile(r"0|[1-9][0-9]*")
@@ -52,9 +61,11 @@ class SlotsDocument:
     state : OffsetState
         The per-slot sub-states.
     extras : Mapping[str, Any]
-        Top-level sections other than ``version`` and ``slots``, as JSON values. They are
-        copied (through JSON, so tuples become lists) and exposed read-only, so the document
-        stays a value.
+        Top-level sections other than ``version``, ``slots`` and ``topicIds``, as JSON
+        values. They are copied (through JSON, so tuples become lists) and exposed read-only,
+        so the document stays a value.
+    topic_ids : Mapping[str, str]
+        Kafka's topic id of each topic, where known (base64, as Kafka's tools print it).
 
     Raises
     ------
@@ -66,9 +77,16 @@ class SlotsDocument:
 
     state: OffsetState
     extras: Mapping[str, Any] = field(default_factory=dict)
+    topic_ids: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Copy the extras through JSON, so the document is a value no caller can change."""
+        ids = dict(self.topic_ids)
+        for topic, topic_id in ids.items():
+            if not isinstance(topic, str) or not isinstance(topic_id, str) or not topic_id:
+                msg = f"topic_ids: expected topic name -> non-empty id, got {topic!r}: {topic_id!r}"
+                raise TypeError(msg)
+        object.__setattr__(self, "topic_ids", MappingProxyType(ids))
         if not isinstance(self.state, OffsetState):
             msg = f"state: must be an OffsetState, got {type(self.state).__name__}"
             raise TypeError(msg)
@@ -101,6 +119,9 @@ class SlotsDocument:
                 topics.setdefault(sub.topic, {})[str(sub.partition)] = sub.offset
             slots.append(topics)
         document: dict[str, Any] = {"version": SLOTS_DOCUMENT_VERSION, "slots": slots}
+        if self.topic_ids:
+            ids = self.topic_ids
+            document[TOPIC_IDS_KEY] = {topic: ids[topic] for topic in sorted(ids)}
         for key in sorted(self.extras):
             document[key] = _sorted_json(self.extras[key])
         return document
@@ -166,12 +187,31 @@ class SlotsDocument:
             )
             raise OffsetDocumentError(msg, "version")
         if "slots" not in data:
-            raise OffsetDocumentError("'slots' is missing: a version 1 document lists its slots")
+            msg = f"'slots' is missing: a version {version} document lists its slots"
+            raise OffsetDocumentError(msg)
         state = _read_slots(data["slots"])
-        extras = {key: value for key, value in data.items() if key not in _RESERVED}
+        reserved = _RESERVED if version >= 2 else _RESERVED - {TOPIC_IDS_KEY}
+        extras = {key: value for key, value in data.items() if key not in reserved}
         for key, value in extras.items():
             _check_no_duplicates(value, key)
-        return cls(state, extras)
+        topic_ids = _read_topic_ids(data.get(TOPIC_IDS_KEY, {})) if version >= 2 else {}
+        if version < 2 and TOPIC_IDS_KEY in extras:
+            extras.pop(TOPIC_IDS_KEY)  # never written by version 1; not carried forward
+        return cls(state, extras, topic_ids)
+
+
+def _read_topic_ids(section: object) -> dict[str, str]:
+    if type(section) not in _JSON_OBJECTS and not isinstance(section, Mapping):
+        msg = f"must be an object mapping topic name to Kafka topic id, got {_kind(section)}"
+        raise OffsetDocumentError(msg, TOPIC_IDS_KEY)
+    if _repeated(section):
+        msg = f"topic {_repeated(section)[0]!r} is listed twice"
+        raise OffsetDocumentError(msg, TOPIC_IDS_KEY)
+    for topic, topic_id in section.items():
+        if not isinstance(topic_id, str) or not topic_id:
+            msg = f"a topic id must be a non-empty string, got {_kind(topic_id)}"
+            raise OffsetDocumentError(msg, f"{TOPIC_IDS_KEY}[{topic!r}]")
+    return dict(section)
 
 
 def _read_slots(slots: object) -> OffsetState:

@@ -75,8 +75,7 @@ def test_a_document_parsed_once_is_reused(parses: list[object]) -> None:
     [
         (("slots", 0, "orders", "0"), True),  # True == 1, but no offset
         (("slots", 0, "orders", "0"), 1.0),  # 1.0 == 1, but no offset
-        (("version",), True),
-        (("version",), 1.0),
+        (("version",), 2.0),  # 2.0 == 2, but no version
     ],
 )
 def test_equal_but_not_identical_values_are_still_refused(

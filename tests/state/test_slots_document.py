@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -31,7 +32,7 @@ STATE = OffsetState.of(
 def test_to_dict_has_the_documented_shape_in_a_fixed_key_order() -> None:
     document = SlotsDocument(STATE).to_dict()
     assert document == {
-        "version": 1,
+        "version": 2,
         "slots": [
             {"audit": {"0": 0}, "orders": {"2": 5, "10": 7}},
             {},
@@ -46,7 +47,7 @@ def test_to_dict_has_the_documented_shape_in_a_fixed_key_order() -> None:
 def test_to_json_is_compact_and_stable() -> None:
     text = SlotsDocument(STATE).to_json()
     assert text == (
-        '{"version":1,"slots":[{"audit":{"0":0},"orders":{"2":5,"10":7}},{},'
+        '{"version":2,"slots":[{"audit":{"0":0},"orders":{"2":5,"10":7}},{},'
         '{"orders":{"0":123456789012}}]}'
     )
     shuffled = OffsetState.of(
@@ -72,7 +73,7 @@ def test_unknown_top_level_sections_are_preserved_and_written_sorted() -> None:
     document = SlotsDocument.from_json(text)
     assert dict(document.extras) == {"zeta": [1, {"b": 1, "a": 2}], "alpha": True}
     assert document.to_json() == (
-        '{"version":1,"slots":[{"t":{"0":1}}],"alpha":true,"zeta":[1,{"a":2,"b":1}]}'
+        '{"version":2,"slots":[{"t":{"0":1}}],"alpha":true,"zeta":[1,{"a":2,"b":1}]}'
     )
 
 
@@ -119,14 +120,14 @@ def test_a_topic_with_no_partition_in_a_slot_is_accepted_and_dropped() -> None:
     ("text", "expected"),
     [
         (
-            '{"version":2,"slots":[]}',
-            "version: unsupported version 2; this connector reads version 1",
+            '{"version":3,"slots":[]}',
+            "version: unsupported version 3; this connector reads version 1, 2",
         ),
         ('{"version":0,"slots":[]}', "version: unsupported version 0"),
         ('{"version":"1","slots":[]}', "version: must be an integer, got string '1'"),
         ('{"version":true,"slots":[]}', "version: must be an integer, got boolean true"),
         ('{"version":1.0,"slots":[]}', "version: must be an integer, got number 1.0"),
-        ('{"slots":[]}', "'version' is missing; supported versions: version 1"),
+        ('{"slots":[]}', "'version' is missing; supported versions: version 1, 2"),
         ('{"version":1}', "'slots' is missing"),
         (
             '{"version":1,"slots":{}}',
@@ -335,3 +336,34 @@ def test_any_document_round_trips_to_the_same_bytes(
     assert back.to_json() == text
     assert SlotsDocument.from_dict(document.to_dict()) == document
     assert SlotsDocument(OffsetState.of(reversed(s) for s in state.slots), extras).to_json() == text
+
+
+def test_version_2_keeps_topic_ids_in_a_section_of_their_own() -> None:
+    document = SlotsDocument(STATE, topic_ids={"orders": "b1Xq", "audit": "Zz9"})
+    data = document.to_dict()
+    assert list(data) == ["version", "slots", "topicIds"]
+    assert data["topicIds"] == {"audit": "Zz9", "orders": "b1Xq"}
+    assert list(data["topicIds"]) == ["audit", "orders"]
+    assert SlotsDocument.from_dict(data) == document
+    parsed = SlotsDocument.from_json(document.to_json())
+    assert parsed.topic_ids == {"audit": "Zz9", "orders": "b1Xq"}
+
+
+def test_a_version_1_document_is_read_without_topic_ids_and_written_as_version_2() -> None:
+    document = SlotsDocument.from_json('{"version":1,"slots":[{"t":{"0":1}}]}')
+    assert document.topic_ids == {}
+    assert document.to_json() == '{"version":2,"slots":[{"t":{"0":1}}]}'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"version":2,"slots":[],"topicIds":[]}', "topicIds: must be an object"),
+        ('{"version":2,"slots":[],"topicIds":{"t":""}}', "topicIds['t']: a topic id must be"),
+        ('{"version":2,"slots":[],"topicIds":{"t":5}}', "got integer 5"),
+        ('{"version":2,"slots":[],"topicIds":{"t":"a","t":"b"}}', "topic 't' is listed twice"),
+    ],
+)
+def test_malformed_topic_ids_are_refused_with_their_path(text: str, expected: str) -> None:
+    with pytest.raises(OffsetDocumentError, match=re.escape(expected)):
+        SlotsDocument.from_json(text)

@@ -1,0 +1,215 @@
+"""Every Kafka client the connector opens is built here, so the defaults live in one place.
+
+Four roles use Kafka: the driver's metadata client (a consumer that never fetches, plus an
+admin client for topic ids), the event-time probe, the group committer of
+``commitOffsetsToGroup``, and the executors' range readers. They share the user's ``kafka.*``
+settings and three defaults of ours:
+
+- ``isolation.level`` is ``read_uncommitted`` unless set, as in Kafka's Java client and so in
+  Spark; librdkafka alone would default to ``read_committed``.
+- librdkafka's log lines go through the connector's logger (``connector.librdkafka``) with
+  repeats rate-limited, instead of librdkafka printing straight to stderr: during a broker
+  outage it prints a "Connection refused" line for every reconnect, dozens a second.
+- client errors are recorded (``error_cb``), so an authentication failure, which librdkafka
+  reports only there, becomes our error naming it instead of a bare "transport failure".
+
+Logs and error callbacks reach Python only when a client is polled; :func:`serve_events` does
+that for clients that never fetch.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from connector._logging import logger
+from connector.options import KafkaSourceOptions
+
+__all__ = [
+    "ClientErrors",
+    "admin_client",
+    "driver_consumer",
+    "executor_config",
+    "executor_consumer",
+    "group_committer",
+    "librdkafka_logger",
+    "probe_consumer",
+    "serve_events",
+]
+
+_LOG_REPEAT_WINDOW_S: Final = 30.0
+"""A librdkafka line like one already logged in this window is counted, not printed."""
+
+_AUTHENTICATION_CODES: Final = frozenset({-169, -181, 58})
+"""``_AUTHENTICATION``, ``_SSL`` and ``SASL_AUTHENTICATION_FAILED``: never transient."""
+
+
+@dataclass
+class ClientErrors:
+    """The errors librdkafka reported through ``error_cb`` for one client.
+
+    librdkafka reports broker-level problems (connection refused, authentication failed, all
+    brokers down) through this callback, not through the call that then times out; keeping
+    the latest one lets a failing call say why it failed.
+    """
+
+    last: Any = None
+    authentication: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __call__(self, error: Any) -> None:
+        """Record ``error`` (librdkafka's ``error_cb``)."""
+        with self._lock:
+            self.last = error
+            if error.code() in _AUTHENTICATION_CODES:
+                self.authentication = error
+
+
+class _RepeatFilter(logging.Filter):
+    """Let a librdkafka line through once per window; count the repeats and report them.
+
+    Lines are alike when they differ only in numbers ("after 0ms", "12 identical errors"),
+    so a broker that refuses connections twenty times a second costs one line per window.
+    """
+
+    _NUMBERS = re.compile(r"\d+")
+
+    def __init__(self, window_s: float = _LOG_REPEAT_WINDOW_S) -> None:
+        super().__init__()
+        self._window_s = window_s
+        self._seen: dict[str, tuple[float, int]] = {}
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Pass the first line of its kind in a window, with the count of those held back."""
+        text = record.getMessage()
+        key = self._NUMBERS.sub("#", text)
+        now = time.monotonic()
+        with self._lock:
+            first, held = self._seen.get(key, (0.0, 0))
+            if first and now - first < self._window_s:
+                self._seen[key] = (first, held + 1)
+                return False
+            self._seen[key] = (now, 0)
+            if len(self._seen) > 1000:  # a bound, should lines vary in more than numbers
+                self._seen = {key: (now, 0)}
+        if held:
+            record.msg = f"{text} ({held} similar lines in the last {self._window_s:.0f} s)"
+            record.args = None
+        return True
+
+
+def _make_librdkafka_logger() -> logging.Logger:
+    log = logger.getChild("librdkafka")
+    log.addFilter(_RepeatFilter())
+    return log
+
+
+librdkafka_logger: Final = _make_librdkafka_logger()
+"""Where librdkafka's own log lines go: a child of the connector's logger, rate-limited."""
+
+
+def _common(options: KafkaSourceOptions) -> dict[str, Any]:
+    return {
+        "isolation.level": "read_uncommitted",
+        **options.kafka_settings,
+        "bootstrap.servers": options.bootstrap_servers,
+    }
+
+
+def driver_consumer(options: KafkaSourceOptions, errors: ClientErrors) -> Any:
+    """Open a consumer for metadata and offset lookups: it never subscribes, fetches or commits."""
+    from confluent_kafka import Consumer
+
+    return Consumer(
+        {
+            **_common(options),
+            # Spark's built-in source also names its driver consumer's group "...-driver".
+            "group.id": options.group_id or f"{options.group_id_prefix}-{uuid.uuid4()}-driver",
+            "enable.auto.commit": False,
+            "logger": librdkafka_logger,
+            "error_cb": errors,
+        }
+    )
+
+
+def admin_client(options: KafkaSourceOptions, errors: ClientErrors) -> Any:
+    """Open an admin client for topic descriptions (topic ids), with the driver's settings."""
+    from confluent_kafka.admin import AdminClient
+
+    config = {
+        key: value
+        for key, value in _common(options).items()
+        if key not in ("isolation.level",) and not key.startswith("fetch.")
+    }
+    config.update({"logger": librdkafka_logger, "error_cb": errors})
+    return AdminClient(config)
+
+
+def probe_consumer(options: KafkaSourceOptions) -> Any:
+    """Open a consumer for the event-time probe: a few records per partition, on the driver.
+
+    It belongs to the query's driver group, not a fresh executor group per batch.
+    """
+    from confluent_kafka import Consumer
+
+    return Consumer(
+        {
+            **_common(options),
+            "group.id": options.group_id or f"{options.group_id_prefix}-probe-driver",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",  # a probe only: a deleted record is no error here
+            "logger": librdkafka_logger,
+        }
+    )
+
+
+def group_committer(options: KafkaSourceOptions, group: str) -> Any:
+    """Open a consumer that never subscribes: it only commits offsets for ``group``."""
+    from confluent_kafka import Consumer
+
+    return Consumer(
+        {
+            **_common(options),
+            "group.id": group,
+            "enable.auto.commit": False,
+            "logger": librdkafka_logger,
+        }
+    )
+
+
+def executor_config(options: KafkaSourceOptions) -> dict[str, Any]:
+    """Return the executors' consumer settings: picklable (no logger), shipped with the reader.
+
+    The group id follows Spark's naming for generated groups; executors only ``assign()``, so
+    the group never forms and nothing is committed to it.
+    """
+    return {
+        **_common(options),
+        "group.id": options.group_id or f"{options.group_id_prefix}-{uuid.uuid4()}-executor",
+    }
+
+
+def executor_consumer(
+    errors: ClientErrors, config: Mapping[str, Any], overrides: Mapping[str, Any]
+) -> Any:
+    """Open an executor's range-reading consumer, ``config`` from :func:`executor_config`."""
+    from confluent_kafka import Consumer
+
+    return Consumer({**config, **overrides, "logger": librdkafka_logger, "error_cb": errors})
+
+
+def serve_events(client: Any) -> None:
+    """Deliver a client's queued log lines and error callbacks without fetching anything.
+
+    Only for clients that are never assigned partitions, where ``poll(0)`` returns no record.
+    """
+    if client is not None:
+        client.poll(0)
