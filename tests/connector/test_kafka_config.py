@@ -27,3 +27,30 @@ def test_valid_settings_pass() -> None:
 def test_empty_endpoint_identification_means_none() -> None:
     translated = translate_kafka_settings({"ssl.endpoint.identification.algorithm": ""})
     assert translated.settings == {"ssl.endpoint.identification.algorithm": "none"}
+
+
+def test_secret_settings_are_redacted_from_the_parsed_options_repr() -> None:
+    from connector.options import parse_options
+
+    options = parse_options(
+        {
+            "kafka.bootstrap.servers": "b:9093",
+            "subscribe": "t",
+            "kafka.security.protocol": "SASL_SSL",
+            "kafka.sasl.mechanism": "SCRAM-SHA-512",
+            "kafka.sasl.jaas.config": (
+                "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                'username="alice" password="s3cr3t-pw";'
+            ),
+            "kafka.ssl.key.password": "key-pw-9",
+            "kafka.sasl.oauthbearer.config": "principal=x secret=oauth-7",
+        },
+        "stream",
+    )
+    text = repr(options)
+    for secret in ("s3cr3t-pw", "key-pw-9", "oauth-7"):
+        assert secret not in text
+    assert "'sasl.username': 'alice'" in text
+    assert "'sasl.password': '***'" in text
+    assert options.kafka_settings["sasl.password"] == "s3cr3t-pw"  # only the repr hides it
+
