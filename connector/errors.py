@@ -19,6 +19,7 @@ __all__ = [
     "KafkaAuthenticationError",
     "KafkaAuthorizationError",
     "MissingTopicError",
+    "CheckpointOffsetError",
     "JarResolutionError",
     "BrokerStartError",
 ]
@@ -126,6 +127,17 @@ class MissingTopicError(KafkaSourceError):
 
     def __init__(self, message: str, topics: Sequence[str] = ()) -> None:
         self.topics = tuple(topics)
+        super().__init__(message)
+
+
+class CheckpointOffsetError(KafkaSourceError, ValueError):
+    """An offset read back from the query's checkpoint cannot be used.
+
+    ``cause`` is the ``state`` error that says what is wrong and where in the document.
+    """
+
+    def __init__(self, message: str, cause: Exception | None = None) -> None:
+        self.cause = cause
         super().__init__(message)
 
 

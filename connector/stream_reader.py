@@ -27,7 +27,12 @@ from connector._gc import cycle_collector_paused
 from connector._logging import logger
 from connector.admission import cap_end_offsets
 from connector.alignment import align_end_offsets
-from connector.errors import DataLossError, InvalidOptionError, MissingTopicError
+from connector.errors import (
+    CheckpointOffsetError,
+    DataLossError,
+    InvalidOptionError,
+    MissingTopicError,
+)
 from connector.kafka_clients import group_committer
 from connector.kafka_metadata import (
     KafkaMetadata,
@@ -48,6 +53,8 @@ from state import (
     EVENT_TIME_KEY,
     MAX_OFFSET,
     EventTimePositions,
+    ForeignCheckpointError,
+    OffsetDocumentError,
     OffsetState,
     PartitionOffset,
     SlotsDocument,
@@ -174,6 +181,25 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         state["_documents"] = _DocumentCache()  # executors never plan: ship no documents
         return state
 
+    def _checkpointed(self, data: Any, role: str) -> SlotsDocument:
+        """Parse an offset Spark read back from the checkpoint; explain a refusal.
+
+        Spark does not tell a source which batch an offset belongs to, so the message points
+        to the tool that does.
+        """
+        try:
+            return self._documents.parse(data)
+        except ForeignCheckpointError:
+            raise
+        except OffsetDocumentError as error:
+            msg = (
+                f"the checkpoint's offset for {role} is not a valid slots document: {error}. "
+                "It is the last line of a file in <checkpoint>/offsets/; "
+                "'python -m connector.inspect <checkpoint>' names the batch. Restore that "
+                "file from a backup, or start the query with a new checkpoint directory"
+            )
+            raise CheckpointOffsetError(msg, error) from error
+
     def _kafka(self) -> KafkaMetadata:
         if self._metadata is None:
             self._metadata = KafkaMetadata(self._options)
@@ -229,7 +255,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @cycle_collector_paused()
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         """Rebalance the slots and move each partition's offset to its end for this batch."""
-        document = self._documents.parse(start)
+        document = self._checkpointed(start, "the start of the next batch")
         current = document.state
         # Spark asks for the next batch only once the one ending at ``start`` is committed,
         # and it calls commit() for a batch only when it plans the next one: publishing
@@ -493,7 +519,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         Only for lag tools (kafka-consumer-groups, Burrow, kcat): the checkpoint stays the
         only truth for where the query resumes, so a failed commit is a warning, not an error.
         """
-        self._commit_to_group(self._documents.parse(end).state)
+        self._commit_to_group(self._checkpointed(end, "the end of a committed batch").state)
 
     def _commit_to_group(self, state: OffsetState) -> None:
         group = self._options.commit_offsets_to_group
@@ -522,8 +548,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @cycle_collector_paused()
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         """Cut ``[start, end)`` into tasks; a partition whose offset went back reads nothing."""
-        start_document = self._documents.parse(start)
-        end_document = self._documents.parse(end)
+        start_document = self._checkpointed(start, "the start of a batch")
+        end_document = self._checkpointed(end, "the end of a batch")
         recreated = recreated_topics(start_document.topic_ids, end_document.topic_ids)
         start_state = clip_to(start_document.state, end_document.state, frozenset(recreated))
         return plan_input_partitions(start_state, end_document.state, self._options)

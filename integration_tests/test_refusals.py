@@ -142,3 +142,81 @@ def test_an_unreachable_cluster_fails_the_stream_within_the_retry_timeout(
     assert "could not list topics" in text
     assert f"'kafka.bootstrap.servers' ({nowhere})" in text
     assert "fetchOffset.retryTimeout" in text
+
+
+def test_a_corrupt_checkpoint_offset_is_refused_with_what_to_do(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path
+) -> None:
+    import json
+
+    from integration_tests.kafka_helpers import Record, produce
+    from integration_tests.spark_helpers import offset_log, run_available_now, start_parquet_stream
+
+    create_topic(kafka_bootstrap, topic_name, partitions=1)
+    produce(kafka_bootstrap, topic_name, [Record(value=b"v")] * 5)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+
+    def start():
+        return start_parquet_stream(
+            spark, kafka_bootstrap, topic_name, output, checkpoint, available_now=True
+        )
+
+    run_available_now(start())
+    last = max(offset_log(checkpoint))
+    path = checkpoint / "offsets" / str(last)
+    lines = path.read_text().splitlines()
+    document = json.loads(lines[-1])
+    document["slots"][0][topic_name]["0"] = "five"  # valid JSON, not an offset
+    lines[-1] = json.dumps(document)
+    path.write_text("\n".join(lines) + "\n")
+    produce(kafka_bootstrap, topic_name, [Record(value=b"w")])
+    with pytest.raises(Exception) as caught:
+        start().awaitTermination(120)
+    text = str(caught.value)
+    assert "CheckpointOffsetError" in text
+    assert f"slots[0]['{topic_name}']['0']: offset must be an integer" in text
+    assert "python -m connector.inspect <checkpoint>" in text
+    assert "new checkpoint directory" in text
+
+
+def test_an_unreachable_cluster_logs_a_few_lines_not_a_flood(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    import logging
+
+    from connector.errors import KafkaMetadataError
+    from connector.kafka_clients import librdkafka_logger
+    from connector.kafka_metadata import KafkaMetadata
+    from connector.options import SubscribeTopics, parse_options
+
+    nowhere = f"127.0.0.1:{free_port()}"
+    options = parse_options(
+        {
+            "kafka.bootstrap.servers": nowhere,
+            "subscribe": "t",
+            "fetchOffset.retryTimeout": "4s",
+        },
+        "stream",
+    )
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    handler = Keep()
+    librdkafka_logger.addHandler(handler)
+    try:
+        with KafkaMetadata(options) as kafka, pytest.raises(KafkaMetadataError) as caught:
+            kafka.partitions(SubscribeTopics(("t",)))
+    finally:
+        librdkafka_logger.removeHandler(handler)
+    assert nowhere in str(caught.value)
+    refused = [line for line in lines if "Connection refused" in line]
+    assert refused, "librdkafka's lines reach the connector's logger"
+    # librdkafka alone printed some 60 lines a second here; the same line passes once per
+    # 30 s window (per client, and a retry may replace the client).
+    assert len(refused) <= 10
+    printed = capfd.readouterr().err.splitlines()
+    raw = [line for line in printed if line.startswith("%") and "|FAIL|" in line]
+    assert raw == [], "librdkafka printed to stderr past the connector's logger"
