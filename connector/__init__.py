@@ -12,6 +12,7 @@ from connector.errors import (
     JarResolutionError,
     KafkaMetadataError,
     KafkaReadError,
+    KafkaRescalableError,
     KafkaSourceError,
     UnsupportedKafkaSettingError,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "JarResolutionError",
     "KafkaMetadataError",
     "KafkaReadError",
+    "KafkaRescalableError",
     "KafkaSource",
     "KafkaSourceError",
     "UnsupportedKafkaSettingError",

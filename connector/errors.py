@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from state.errors import KafkaRescalableError
+
 __all__ = [
+    "KafkaRescalableError",
     "KafkaSourceError",
     "InvalidOptionError",
     "UnsupportedKafkaSettingError",
@@ -25,8 +28,11 @@ __all__ = [
 ]
 
 
-class KafkaSourceError(Exception):
-    """Base class of every error this connector raises on purpose."""
+class KafkaSourceError(KafkaRescalableError):
+    """Base class of every error the connector package raises on purpose.
+
+    ``state``'s errors share the root :class:`state.KafkaRescalableError` with it.
+    """
 
 
 class InvalidOptionError(KafkaSourceError, ValueError):

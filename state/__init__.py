@@ -22,6 +22,7 @@ from state.document import (
 from state.errors import (
     DuplicatePartitionError,
     ForeignCheckpointError,
+    KafkaRescalableError,
     OffsetDocumentError,
     OffsetRegressionError,
     StateError,
@@ -53,6 +54,7 @@ __all__ = [
     "TOPIC_IDS_KEY",
     "DuplicatePartitionError",
     "ForeignCheckpointError",
+    "KafkaRescalableError",
     "OffsetDocumentError",
     "OffsetRange",
     "OffsetRegressionError",

@@ -1,4 +1,8 @@
-"""The errors ``state`` raises on purpose, in one hierarchy.
+"""The errors ``state`` raises on purpose, and the root of every error of the library.
+
+:class:`KafkaRescalableError` is the one base class of every error kafka-rescalable raises on
+purpose, the connector's included: ``except KafkaRescalableError`` catches them all. It lives
+here because ``connector`` depends on ``state`` and never the reverse.
 
 The connector can catch :class:`StateError` for anything this package rejects, or one of the
 subclasses when it reacts differently (a foreign checkpoint deserves advice for the user, an
@@ -17,6 +21,7 @@ if TYPE_CHECKING:
     from state.partitions import TopicPartition
 
 __all__ = [
+    "KafkaRescalableError",
     "DuplicatePartitionError",
     "ForeignCheckpointError",
     "OffsetDocumentError",
@@ -26,7 +31,11 @@ __all__ = [
 ]
 
 
-class StateError(Exception):
+class KafkaRescalableError(Exception):
+    """Base class of every error kafka-rescalable raises on purpose, in any package."""
+
+
+class StateError(KafkaRescalableError):
     """Base class of every error raised on purpose by ``state``."""
 
 
