@@ -35,9 +35,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Final
 
-from connector.errors import KafkaSourceError
 from state import (
     ForeignCheckpointError,
+    KafkaRescalableError,
     OffsetDocumentError,
     OffsetState,
     PartitionOffset,
@@ -81,7 +81,7 @@ _VOID_OFFSET: Final = "-"  # Spark's serialized "no offset" for a source
 _QUOTE_LIMIT: Final = 120  # characters of a foreign offset or an extra section shown in text
 
 
-class CheckpointError(KafkaSourceError, ValueError):
+class CheckpointError(KafkaRescalableError, ValueError):
     """The directory cannot be inspected: not a checkpoint, no offsets, or a bad batch.
 
     The message says what is wrong and names the path or the batch id; the command prints it
