@@ -219,9 +219,7 @@ def _exclusive_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _resolve_into(
-    target: Path, wanted: tuple[str, ...], tool: Tool, transitive: bool
-) -> list[str]:
+def _resolve_into(target: Path, wanted: tuple[str, ...], tool: Tool, transitive: bool) -> list[str]:
     """Download into a fresh folder inside ``target``, then move the jars up by name.
 
     Files left by an earlier, interrupted attempt stay harmless: only the names returned here

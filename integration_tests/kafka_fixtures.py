@@ -12,6 +12,9 @@ suite that silently skips every broker test looks green while testing nothing.
 
 Use with ``from integration_tests.kafka_fixtures import kafka_bootstrap, topic_name`` in a
 ``conftest.py``.
+
+Fault tests, which kill and restart brokers, use ``kafka_cluster`` instead: a real 3-node
+:class:`connector.testing.LocalKafkaCluster`, one per test module, healed after every test.
 """
 
 from __future__ import annotations
@@ -23,8 +26,16 @@ from collections.abc import Iterator
 import pytest
 
 from connector.local_kafka import LocalKafka
+from connector.testing import LocalKafkaCluster
 
-__all__ = ["BOOTSTRAP_ENV_VAR", "docker_answers", "kafka_bootstrap", "topic_name"]
+__all__ = [
+    "BOOTSTRAP_ENV_VAR",
+    "docker_answers",
+    "kafka_bootstrap",
+    "kafka_cluster",
+    "kafka_cluster_for_module",
+    "topic_name",
+]
 
 BOOTSTRAP_ENV_VAR = "KAFKA_BOOTSTRAP_SERVERS"
 
@@ -84,3 +95,35 @@ def kafka_bootstrap() -> Iterator[str]:
 def topic_name() -> str:
     """Return a topic name no other test uses, so tests never see each other's records."""
     return f"t-{uuid.uuid4().hex}"
+
+
+@pytest.fixture(scope="module")
+def kafka_cluster_for_module() -> Iterator[LocalKafkaCluster]:
+    """Yield a 3-node :class:`LocalKafkaCluster` for one test module; see ``kafka_cluster``.
+
+    Module-scoped so that a module of fault tests pays one start (some 8 s on two cores), and
+    no more: a cluster per module keeps one module's damage (a deleted internal topic, a
+    changed config) from reaching another.
+    """
+    with LocalKafkaCluster(brokers=3) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def kafka_cluster(kafka_cluster_for_module: LocalKafkaCluster) -> Iterator[LocalKafkaCluster]:
+    """Yield a real 3-node Kafka cluster for fault tests, every node up when the test starts.
+
+    Nodes are ``1, 2, 3``; each is broker and controller. A test may ``kill``, ``stop_node``
+    and ``restart`` nodes: whatever it leaves stopped is restarted after it (``heal``), so the
+    next test of the module again starts on a whole, ready cluster. Topics default to 3
+    replicas; set ``min.insync.replicas`` on a topic to make ``acks=all`` need more than the
+    leader. Use ``kafka_cluster.bootstrap_servers`` (all three nodes) in clients and Spark
+    options, so that they survive any single node going down.
+
+    Use with ``from integration_tests.kafka_fixtures import kafka_cluster,
+    kafka_cluster_for_module`` in a test module or a ``conftest.py``. It starts JVMs of its
+    own even when ``$KAFKA_BOOTSTRAP_SERVERS`` names a broker: fault tests need nodes they can
+    kill.
+    """
+    yield kafka_cluster_for_module
+    kafka_cluster_for_module.heal()

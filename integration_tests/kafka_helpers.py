@@ -7,6 +7,7 @@ a deadline and fails with a message that says what was awaited.
 
 from __future__ import annotations
 
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -371,3 +372,142 @@ class BackgroundProducer:
         """The ``(partition, offset)`` of each record acknowledged so far, sorted."""
         with self._lock:
             return sorted(self._positions)
+
+
+def consume_group(
+    client_config: Mapping[str, str | int | bool],
+    topic: str,
+    count: int,
+    group_id: str,
+    timeout_s: float = 30.0,
+) -> list[ConsumedRecord]:
+    """Read ``count`` records of ``topic`` as member of ``group_id``, commit, and return them.
+
+    ``client_config`` carries ``bootstrap.servers`` and any security settings, so the same
+    helper reads through a SASL or TLS listener. The group starts from the earliest offset;
+    offsets are committed synchronously once ``count`` records are in. Records come back
+    sorted by ``(partition, offset)``.
+
+    Raises
+    ------
+    KafkaException
+        On the first error the consumer reports (authorization, authentication...).
+    TimeoutError
+        If fewer than ``count`` records arrive within ``timeout_s``.
+    """
+    consumer = Consumer(
+        {
+            **client_config,
+            "group.id": group_id,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        consumer.subscribe([topic])
+        records: list[ConsumedRecord] = []
+        deadline = time.monotonic() + timeout_s
+        while len(records) < count:
+            if time.monotonic() > deadline:
+                msg = f"{len(records)} of {count} records of {topic!r} arrived in {timeout_s} s"
+                raise TimeoutError(msg)
+            message = consumer.poll(0.2)
+            if message is None:
+                continue
+            if message.error() is not None:
+                raise KafkaException(message.error())
+            records.append(_consumed(message))
+        consumer.commit(asynchronous=False)
+        return sorted(records, key=lambda record: record.position)
+    finally:
+        consumer.close()
+
+
+def _consumed(message: Message) -> ConsumedRecord:
+    return ConsumedRecord(
+        partition=_known(message.partition()),
+        offset=_known(message.offset()),
+        key=message.key(),
+        value=message.value(),
+        headers=_headers(message.headers()),
+        timestamp_ms=message.timestamp()[1],
+    )
+
+
+def first_client_error(
+    client_config: Mapping[str, str | int | bool], timeout_s: float = 30.0
+) -> KafkaError:
+    """Return the first error a client with ``client_config`` reports while connecting.
+
+    For settings that must fail (a wrong password, an untrusted certificate): librdkafka
+    reports those through its error callback, not as an exception, and then keeps retrying.
+
+    Raises
+    ------
+    TimeoutError
+        If the client reports no error within ``timeout_s``, e.g. because it connected.
+    """
+    errors: list[KafkaError] = []
+    producer = Producer({**client_config, "error_cb": errors.append, "log_level": 0})
+    deadline = time.monotonic() + timeout_s
+    while not errors and time.monotonic() < deadline:
+        producer.poll(0.1)
+    if not errors:
+        msg = f"no client error within {timeout_s} s"
+        raise TimeoutError(msg)
+    return errors[0]
+
+
+def create_replicated_topic(
+    bootstrap_servers: str,
+    topic: str,
+    partitions: int = 1,
+    replication_factor: int = 3,
+    config: Mapping[str, str] | None = None,
+    timeout_s: float = 30.0,
+) -> None:
+    """Create ``topic`` with ``replication_factor`` replicas; return once every partition leads.
+
+    :func:`create_topic` makes single-replica topics, which suit one broker; fault tests on a
+    cluster need replicas to fail over to.
+    """
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers})
+    new_topic = NewTopic(
+        topic,
+        num_partitions=partitions,
+        replication_factor=replication_factor,
+        config=dict(config or {}),
+    )
+    futures = admin.create_topics([new_topic], operation_timeout=timeout_s)
+    futures[topic].result(timeout=timeout_s)
+    wait_for_topic(bootstrap_servers, topic, partitions, timeout_s)
+
+
+def first_line(process: subprocess.Popen[str], timeout_s: float) -> str:
+    """Return the first line ``process`` prints on stdout, waiting at most ``timeout_s``.
+
+    For programs that announce readiness with a line and then run until signalled: a plain
+    ``readline()`` would block forever on one that hangs before printing.
+
+    Raises
+    ------
+    TimeoutError
+        If no line comes in time, or stdout closes first; with what the process wrote on
+        stderr (the process is killed first, so that reading stderr cannot block).
+    """
+    import queue
+    import threading
+
+    stdout, stderr = process.stdout, process.stderr
+    assert stdout is not None and stderr is not None
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
+    try:
+        line = lines.get(timeout=timeout_s)
+    except queue.Empty:
+        line = ""
+    if not line:
+        process.kill()
+        msg = f"no line on stdout within {timeout_s} s; stderr:\n{stderr.read()}"
+        raise TimeoutError(msg)
+    return line

@@ -7,13 +7,11 @@ what they test is the local broker itself, whatever broker the rest of the suite
 from __future__ import annotations
 
 import os
-import queue
 import re
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +27,7 @@ from integration_tests.kafka_helpers import (
     Record,
     create_topic,
     delete_topic,
+    first_line,
     produce,
     read_all,
 )
@@ -297,7 +296,7 @@ def test_module_runs_a_broker_until_signalled(stop_signal: signal.Signals) -> No
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
-        line = _first_line(process, timeout_s=120)
+        line = first_line(process, timeout_s=120)
         match = re.fullmatch(r"Kafka ready at (127\.0\.0\.1:(\d+)) \(logs: (.+)\)", line.strip())
         assert match, line
         assert int(match.group(2)) == port
@@ -313,19 +312,3 @@ def test_module_runs_a_broker_until_signalled(stop_signal: signal.Signals) -> No
         if process.poll() is None:
             process.kill()
             process.wait()
-
-
-def _first_line(process: subprocess.Popen[str], timeout_s: float) -> str:
-    """Read the first stdout line, failing with stderr if none comes before the deadline."""
-    stdout, stderr = process.stdout, process.stderr
-    assert stdout is not None and stderr is not None
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
-    try:
-        line = lines.get(timeout=timeout_s)
-    except queue.Empty:
-        line = ""
-    if not line:
-        process.kill()
-        pytest.fail(f"no ready line; stderr:\n{stderr.read()}")
-    return line

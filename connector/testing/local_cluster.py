@@ -1,0 +1,713 @@
+"""A real multi-node Apache Kafka cluster on loopback, for fault and security tests.
+
+:class:`LocalKafkaCluster` runs N KRaft nodes from Kafka's Maven jars, as
+:class:`connector.local_kafka.LocalKafka` runs one: each node is broker and controller, the
+quorum is static (every node votes), all share one cluster id, and each keeps its data folder
+and its ports for the life of the cluster. A node can therefore be killed (SIGKILL, as a crash),
+stopped (SIGTERM, a controlled shutdown) and restarted on its data, and clients configured
+with :attr:`LocalKafkaCluster.bootstrap_servers` find it again where it was.
+
+>>> with LocalKafkaCluster(brokers=3) as cluster:  # doctest: +SKIP
+...     leader = cluster.leader_of("orders", 0)
+...     cluster.kill(leader)
+...     cluster.wait_for_leader("orders", 0, other_than=leader)
+...     cluster.restart(leader)
+
+Optional secured listeners (``SASL_PLAINTEXT``, ``SASL_SSL``), users and an authorizer come
+from :class:`connector.testing.security.SecurityConfig`.
+
+Like a production cluster, internal topics get ``min(3, N)`` replicas and a min ISR of
+``min(2, N)``, and new topics ``min(3, N)`` replicas by default; a topic's own min ISR stays
+Kafka's default of 1 unless it sets ``min.insync.replicas``, so that helpers creating
+single-replica topics keep working with ``acks=all``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from connector.errors import KafkaMetadataError
+from connector.testing._node import (
+    CLUSTER_JVM_OPTIONS,
+    LOOPBACK,
+    PORT_ATTEMPTS,
+    KafkaNode,
+    LaunchSettings,
+    ServerLayout,
+    StartStopContext,
+    free_ports,
+    random_cluster_id,
+    server_properties,
+    start_with_port_retries,
+    track,
+    untrack,
+    wait_until_ready,
+)
+from connector.testing.security import SecurityConfig, TlsFiles, write_tls_files
+
+__all__ = ["LocalKafkaCluster", "PartitionState"]
+
+_OFFSETS_TOPIC = "__consumer_offsets"
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    """Who leads and who replicates one partition, as the cluster's metadata says.
+
+    Attributes
+    ----------
+    leader
+        The leader's node id, or ``-1`` while the partition has none.
+    replicas
+        The assigned replicas, preferred leader first.
+    isr
+        The in-sync replicas.
+    """
+
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+class LocalKafkaCluster(StartStopContext):
+    """N KRaft nodes (broker and controller each) on ``127.0.0.1``.
+
+    Use it as a context manager, or call :meth:`start` and :meth:`stop`. Node ids are
+    ``1..brokers``.
+
+    Parameters
+    ----------
+    brokers
+        Number of nodes; 3 gives the replication of a production cluster.
+    security
+        Secured listeners, users and the authorizer; ``None`` for PLAINTEXT only.
+    extra_properties
+        ``server.properties`` entries that override or add to the defaults of every node.
+    keep_data
+        Keep the data folder (every node's logs, configuration and data) after :meth:`stop`.
+    start_timeout_s
+        How long :meth:`start`, :meth:`restart` and :meth:`wait_until_ready` wait, not
+        counting a first download of the jars.
+    stop_timeout_s
+        How long a stop waits after SIGTERM before it sends SIGKILL.
+    jvm_options
+        Replaces :data:`connector.testing._node.CLUSTER_JVM_OPTIONS` (a 384 MiB heap each).
+    class_data_sharing
+        Reuse (and, the first time, record) a class-data archive to start the JVMs faster.
+    jars_cache_dir
+        Folder for the Kafka jars, passed to :func:`connector._jars.resolve_jars`.
+    """
+
+    def __init__(
+        self,
+        brokers: int = 3,
+        *,
+        security: SecurityConfig | None = None,
+        extra_properties: Mapping[str, str] | None = None,
+        keep_data: bool = False,
+        start_timeout_s: float = 120.0,
+        stop_timeout_s: float = 30.0,
+        jvm_options: Sequence[str] | None = None,
+        class_data_sharing: bool = True,
+        jars_cache_dir: Path | None = None,
+    ) -> None:
+        if isinstance(brokers, bool) or not isinstance(brokers, int):
+            msg = f"brokers must be an int, got {type(brokers).__name__}"
+            raise TypeError(msg)
+        if brokers < 1:
+            msg = f"brokers must be at least 1, got {brokers}"
+            raise ValueError(msg)
+        self._brokers = brokers
+        self._security = security
+        self._settings = LaunchSettings(
+            jvm_options=tuple(CLUSTER_JVM_OPTIONS if jvm_options is None else jvm_options),
+            extra_properties=extra_properties or {},
+            keep_data=keep_data,
+            start_timeout_s=start_timeout_s,
+            stop_timeout_s=stop_timeout_s,
+            class_data_sharing=class_data_sharing,
+            jars_cache_dir=jars_cache_dir,
+        )
+
+        self._data_dir: Path | None = None
+        self._cluster_id: str | None = None
+        self._tls: TlsFiles | None = None
+        self._nodes: dict[int, KafkaNode] = {}
+        # node id -> listener name -> port, fixed from start() to stop().
+        self._ports: dict[int, dict[str, int]] = {}
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> str:
+        """Download the jars if needed, start every node and wait until the cluster is ready.
+
+        Returns
+        -------
+        str
+            The PLAINTEXT bootstrap servers of all nodes.
+
+        Raises
+        ------
+        RuntimeError
+            If this cluster is already running.
+        JarResolutionError
+            If the Kafka jars cannot be downloaded.
+        BrokerStartError
+            If a node cannot be formatted or started, or the cluster is not ready (see
+            :meth:`wait_until_ready`) within ``start_timeout_s``.
+        """
+        if self._nodes:
+            msg = f"the cluster is already running at {self.bootstrap_servers}"
+            raise RuntimeError(msg)
+        runtime = self._settings.java_and_jars()
+        start_with_port_retries(
+            lambda: self._start_once(runtime), self._discard, attempts=PORT_ATTEMPTS
+        )
+        track(self)
+        return self.bootstrap_servers
+
+    def stop(self) -> None:
+        """Stop every node at once (SIGTERM, SIGKILL after ``stop_timeout_s``) and clean up.
+
+        All nodes get SIGTERM together: stopped one by one, the last ones would wait for a
+        quorum that is already gone. Calling it again, or on a cluster that never started,
+        does nothing.
+        """
+        self._stop_nodes(record=True)
+        self._discard()
+
+    def __repr__(self) -> str:
+        """Show the nodes that run and where the data is, for test failure output."""
+        if not self._nodes:
+            return "LocalKafkaCluster(stopped)"
+        live = ",".join(str(node) for node in self.live_node_ids)
+        return (
+            f"LocalKafkaCluster({self.bootstrap_servers}, live nodes {live or 'none'}, "
+            f"data_dir={self._data_dir})"
+        )
+
+    # -- where and what ----------------------------------------------------------------------
+
+    @property
+    def node_ids(self) -> tuple[int, ...]:
+        """Every node's id, running or not: ``1..brokers``."""
+        return tuple(range(1, self._brokers + 1))
+
+    @property
+    def live_node_ids(self) -> tuple[int, ...]:
+        """The ids of the nodes whose JVM is alive."""
+        return tuple(node_id for node_id, node in self._nodes.items() if node.is_running)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """PLAINTEXT ``host:port`` of every node, live or not, for ``bootstrap.servers``."""
+        return self.bootstrap_for("PLAINTEXT")
+
+    def bootstrap_for(self, listener: str) -> str:
+        """Return ``host:port`` of every node on ``listener`` (``PLAINTEXT``, ``SASL_SSL``...).
+
+        Raises
+        ------
+        ValueError
+            If the cluster has no such listener.
+        """
+        self._require_started()
+        available = self._ports[1]
+        if listener not in available or listener == "CONTROLLER":
+            offered = [name for name in available if name != "CONTROLLER"]
+            msg = f"no listener {listener!r}; this cluster has {', '.join(offered)}"
+            raise ValueError(msg)
+        return ",".join(f"{LOOPBACK}:{self._ports[node][listener]}" for node in self.node_ids)
+
+    def client_config(
+        self,
+        listener: str = "PLAINTEXT",
+        *,
+        user: str | None = None,
+        mechanism: str | None = None,
+        password: str | None = None,
+    ) -> dict[str, str]:
+        """Return librdkafka settings, ``bootstrap.servers`` included, to reach ``listener``.
+
+        Parameters
+        ----------
+        listener
+            ``PLAINTEXT`` or a listener of the :class:`SecurityConfig`.
+        user
+            The SASL user; defaults to the admin user.
+        mechanism
+            The SASL mechanism; defaults to the first configured one.
+        password
+            Overrides the user's password, to test a failed login.
+        """
+        bootstrap = {"bootstrap.servers": self.bootstrap_for(listener)}
+        if self._security is None:
+            return {**bootstrap, "security.protocol": "PLAINTEXT"}
+        return {
+            **bootstrap,
+            **self._security.client_config(
+                listener, user=user, mechanism=mechanism, password=password, tls=self._tls
+            ),
+        }
+
+    @property
+    def ca_path(self) -> Path:
+        """The PEM file of the CA that signed the brokers' certificate (``ssl.ca.location``)."""
+        if self._tls is None:
+            msg = "the cluster has no SASL_SSL listener, so no certificates (see SecurityConfig)"
+            raise RuntimeError(msg)
+        return self._tls.ca_path
+
+    @property
+    def cluster_id(self) -> str:
+        """The id every node's storage was formatted with, unique to each start."""
+        self._require_started()
+        assert self._cluster_id is not None
+        return self._cluster_id
+
+    @property
+    def data_dir(self) -> Path:
+        """The folder holding ``node-<id>`` folders (and ``tls`` when secured)."""
+        self._require_started()
+        assert self._data_dir is not None
+        return self._data_dir
+
+    def log_path(self, node_id: int) -> Path:
+        """Return the ``server.log`` of node ``node_id``."""
+        return self._node(node_id).log_path
+
+    def log_tail(self, node_id: int | None = None, lines: int = 40) -> str:
+        """Return the last log lines of one node, or of every node under a heading each."""
+        if not self._nodes:
+            return ""
+        if node_id is not None:
+            return self._node(node_id).log_tail(lines)
+        return "\n".join(
+            f"--- node {node} ---\n{self._nodes[node].log_tail(lines)}" for node in self.node_ids
+        )
+
+    def partition_state(self, topic: str, partition: int) -> PartitionState:
+        """Return the leader, replicas and ISR of one partition from a live node's metadata.
+
+        Raises
+        ------
+        KafkaMetadataError
+            If no live node answers, or the topic or partition does not exist.
+        """
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient(self._live_admin_config())
+        try:
+            described = admin.list_topics(topic=topic, timeout=10).topics.get(topic)
+        except KafkaException as error:
+            msg = f"no live node answered a metadata request for {topic!r}: {error}"
+            raise KafkaMetadataError(msg, error.args[0]) from error
+        if described is None or described.error is not None:
+            error = None if described is None else described.error
+            msg = f"topic {topic!r} is not in the cluster's metadata: {error}"
+            raise KafkaMetadataError(msg, error)
+        found = described.partitions.get(partition)
+        if found is None:
+            count = len(described.partitions)
+            msg = f"topic {topic!r} has no partition {partition} (it has {count})"
+            raise KafkaMetadataError(msg)
+        return PartitionState(found.leader, tuple(found.replicas), tuple(found.isrs))
+
+    def leader_of(self, topic: str, partition: int) -> int:
+        """Return the node id that leads ``topic``-``partition`` now.
+
+        Raises
+        ------
+        KafkaMetadataError
+            If the partition has no leader (see :meth:`wait_for_leader`) or does not exist.
+        """
+        leader = self.partition_state(topic, partition).leader
+        if leader < 0:
+            msg = f"{topic}-{partition} has no leader at the moment"
+            raise KafkaMetadataError(msg)
+        return leader
+
+    def wait_for_leader(
+        self,
+        topic: str,
+        partition: int,
+        *,
+        other_than: int | None = None,
+        timeout_s: float = 60.0,
+    ) -> int:
+        """Wait until ``topic``-``partition`` has a leader (not ``other_than``); return it.
+
+        After :meth:`kill`, the controller elects a new leader once the dead node misses its
+        heartbeats for ``broker.session.timeout.ms`` (4 s here).
+
+        Raises
+        ------
+        TimeoutError
+            If no such leader is elected within ``timeout_s``.
+        """
+        deadline = time.monotonic() + timeout_s
+        state: PartitionState | KafkaMetadataError | None = None
+        while time.monotonic() < deadline:
+            try:
+                state = self.partition_state(topic, partition)
+            except KafkaMetadataError as error:
+                state = error
+            else:
+                if state.leader >= 0 and state.leader != other_than:
+                    return state.leader
+            time.sleep(0.1)
+        msg = f"{topic}-{partition} had no leader other than {other_than} within {timeout_s} s"
+        raise TimeoutError(f"{msg}; last seen: {state}")
+
+    # -- faults ------------------------------------------------------------------------------
+
+    def kill(self, node_id: int) -> None:
+        """SIGKILL node ``node_id``, as a crash or power loss would; its data stays.
+
+        Returns once the process is gone, not once the cluster noticed: see
+        :meth:`wait_for_leader` and :meth:`wait_until_ready`.
+        """
+        self._node(node_id).kill()
+
+    def stop_node(self, node_id: int) -> None:
+        """Stop node ``node_id`` with SIGTERM: a controlled shutdown that moves its leaders.
+
+        SIGKILL follows after ``stop_timeout_s``. Its data stays, for :meth:`restart`.
+        """
+        self._node(node_id).stop(self._settings.stop_timeout_s)
+
+    def restart(self, node_id: int) -> None:
+        """Start a killed or stopped node again on its data and ports; wait until it rejoined.
+
+        Rejoined means: it serves metadata of this cluster in which every live node is
+        registered, and it is back in the ISR of every partition it replicates that has a
+        leader (a partition without one cannot take it back yet).
+
+        Raises
+        ------
+        RuntimeError
+            If the node is still running.
+        BrokerStartError
+            If it exits, or has not rejoined within ``start_timeout_s``.
+        """
+        node = self._node(node_id)
+        if node.is_running:
+            msg = f"node {node_id} is running: kill() or stop_node() it first"
+            raise RuntimeError(msg)
+        node.launch()
+        deadline = time.monotonic() + self._settings.start_timeout_s
+        assert self._cluster_id is not None
+        node.wait_serving(
+            self._cluster_id,
+            deadline,
+            brokers=frozenset(self.live_node_ids),
+            timeout_s=self._settings.start_timeout_s,
+        )
+        lagging = self._wait_in_sync(node_id, deadline)
+        if lagging:
+            msg = (
+                f"node {node_id} did not rejoin the ISR of {', '.join(lagging)} "
+                f"within {self._settings.start_timeout_s:.0f} s"
+            )
+            raise node.failure(msg, node.command)
+
+    def heal(self) -> None:
+        """Restart every node that is not running, then wait until the cluster is ready.
+
+        For a cluster shared between tests: whatever a test killed, the next one starts
+        with every node up. Does nothing, quickly, when every node runs.
+        """
+        stopped = [node for node in self.node_ids if not self._node(node).is_running]
+        for node_id in stopped:
+            self.restart(node_id)
+        if stopped:
+            self.wait_until_ready()
+
+    def wait_until_ready(self, timeout_s: float | None = None) -> None:
+        """Wait until every live node serves and the coordinators answer.
+
+        Ready means: every live node serves metadata of this cluster id listing every live
+        node as a broker; the group coordinator answers (describing a consumer group); and
+        the transaction coordinator answers (a transactional producer's
+        ``init_transactions()`` succeeds). After a :meth:`kill`, it waits for the cluster to
+        have moved the coordinators away from the dead node.
+
+        Raises
+        ------
+        BrokerStartError
+            If not ready within ``timeout_s`` (default ``start_timeout_s``).
+        """
+        self._wait_ready(self._settings.start_timeout_s if timeout_s is None else timeout_s)
+
+    def allow_read(
+        self,
+        user: str,
+        *,
+        topic: str | None = None,
+        group: str | None = None,
+        timeout_s: float = 30.0,
+    ) -> None:
+        """Grant ``user`` READ and DESCRIBE on ``topic`` and on consumer group ``group``.
+
+        A consumer in a group needs both; granting one alone lets a test see the error of
+        the other. Returns once the authorizer lists the new ACLs, so a client started next
+        is allowed.
+
+        Raises
+        ------
+        ValueError
+            If neither ``topic`` nor ``group`` is given.
+        RuntimeError
+            If the cluster runs no authorizer.
+        TimeoutError
+            If the ACLs are not listed within ``timeout_s``.
+        """
+        from confluent_kafka.admin import (
+            AclBinding,
+            AclBindingFilter,
+            AclOperation,
+            AclPermissionType,
+            AdminClient,
+            ResourcePatternType,
+            ResourceType,
+        )
+
+        if self._security is None or not self._security.authorizer:
+            msg = "the cluster runs no authorizer: pass SecurityConfig(authorizer=True)"
+            raise RuntimeError(msg)
+        resources = [
+            (kind, name)
+            for kind, name in ((ResourceType.TOPIC, topic), (ResourceType.GROUP, group))
+            if name is not None
+        ]
+        if not resources:
+            msg = "allow_read needs a topic, a group, or both"
+            raise ValueError(msg)
+        principal = f"User:{user}"
+        bindings = [
+            AclBinding(
+                kind,
+                name,
+                ResourcePatternType.LITERAL,
+                principal,
+                "*",
+                operation,
+                AclPermissionType.ALLOW,
+            )
+            for kind, name in resources
+            for operation in (AclOperation.READ, AclOperation.DESCRIBE)
+        ]
+        # PLAINTEXT is a super user's listener here (see connector.testing.security).
+        admin = AdminClient(self._live_admin_config())
+        for future in admin.create_acls(bindings, request_timeout=timeout_s).values():
+            future.result(timeout=timeout_s)
+        principal_filter = AclBindingFilter(
+            ResourceType.ANY,
+            None,
+            ResourcePatternType.ANY,
+            principal,
+            None,
+            AclOperation.ANY,
+            AclPermissionType.ANY,
+        )
+        deadline = time.monotonic() + timeout_s
+        while True:
+            described = admin.describe_acls(principal_filter, request_timeout=timeout_s)
+            listed = set(described.result(timeout=timeout_s))
+            if set(bindings) <= listed:
+                return
+            if time.monotonic() > deadline:
+                msg = f"ACLs for {principal} were not listed within {timeout_s} s"
+                raise TimeoutError(msg)
+            time.sleep(0.05)
+
+    def wait(self, timeout_s: float | None = None) -> int | None:
+        """Block until a node exits on its own; return its exit code (``None`` on timeout)."""
+        self._require_started()
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while deadline is None or time.monotonic() < deadline:
+            for node in self._nodes.values():
+                code = node.wait(0.2)
+                if code is not None:
+                    return code
+        return None
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _start_once(self, runtime: tuple[str, list[Path]]) -> None:
+        data_dir = Path(tempfile.mkdtemp(prefix="local-kafka-cluster-"))
+        self._data_dir = data_dir
+        security = self._security
+        if security is not None and security.uses_tls:
+            tls_dir = data_dir / "tls"
+            tls_dir.mkdir()
+            self._tls = write_tls_files(tls_dir)
+        listeners = ["PLAINTEXT", "CONTROLLER", *(security.listeners if security else ())]
+        ports = iter(free_ports(len(listeners) * self._brokers))
+        self._ports = {
+            node_id: {listener: next(ports) for listener in listeners} for node_id in self.node_ids
+        }
+        self._cluster_id = random_cluster_id()
+        for node_id in self.node_ids:
+            self._nodes[node_id] = self._new_node(node_id, runtime)
+        self._format_all()
+        for node in self._nodes.values():
+            node.launch()
+        self._wait_ready(self._settings.start_timeout_s, port_retry=True)
+        self._raise_offsets_min_isr()
+
+    def _new_node(self, node_id: int, runtime: tuple[str, list[Path]]) -> KafkaNode:
+        assert self._data_dir is not None
+        node_dir = self._data_dir / f"node-{node_id}"
+        node_dir.mkdir()
+        ports = self._ports[node_id]
+        replication = min(3, self._brokers)
+        layout = ServerLayout(
+            node_id=node_id,
+            voters={node: self._ports[node]["CONTROLLER"] for node in self.node_ids},
+            replication=replication,
+            min_isr=min(2, replication),
+        )
+        extra_listeners = {
+            name: port for name, port in ports.items() if name not in ("PLAINTEXT", "CONTROLLER")
+        }
+        properties = server_properties(layout, node_dir, ports["PLAINTEXT"], extra_listeners)
+        if self._security is not None:
+            properties.update(self._security.broker_properties(self._tls))
+        return self._settings.node(
+            runtime,
+            node_id,
+            ports["PLAINTEXT"],
+            node_dir,
+            properties,
+            # One recording JVM is enough; every one spends seconds writing at exit.
+            record_archive=node_id == 1,
+        )
+
+    def _format_all(self) -> None:
+        """Format every node's storage at once: each is a JVM that mostly loads classes."""
+        assert self._cluster_id is not None
+        arguments = self._security.format_arguments() if self._security is not None else []
+        errors: list[BaseException] = []
+
+        def format_node(node: KafkaNode) -> None:
+            try:
+                node.format(self._cluster_id or "", arguments)
+            except BaseException as error:  # re-raised below, in the caller's thread
+                errors.append(error)
+
+        threads = [
+            threading.Thread(target=format_node, args=(node,), name=f"format-{node.node_id}")
+            for node in self._nodes.values()
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+
+    def _wait_ready(self, timeout_s: float, port_retry: bool = False) -> None:
+        assert self._cluster_id is not None
+        live = [self._nodes[node_id] for node_id in self.live_node_ids]
+        wait_until_ready(live, self._cluster_id, timeout_s, port_retry=port_retry)
+
+    def _raise_offsets_min_isr(self) -> None:
+        """Give the consumer offsets topic the min ISR of the transaction log.
+
+        Kafka has no broker setting for it other than the default of every topic, which
+        would also break the single-replica topics test helpers create.
+        """
+        from confluent_kafka.admin import (
+            AdminClient,
+            AlterConfigOpType,
+            ConfigEntry,
+            ConfigResource,
+            ResourceType,
+        )
+
+        min_isr = min(2, self._brokers)
+        if min_isr == 1:
+            return
+        resource = ConfigResource(
+            ResourceType.TOPIC,
+            _OFFSETS_TOPIC,
+            incremental_configs=[
+                ConfigEntry(
+                    "min.insync.replicas",
+                    str(min_isr),
+                    incremental_operation=AlterConfigOpType.SET,
+                )
+            ],
+        )
+        admin = AdminClient(self._live_admin_config())
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.result(timeout=self._settings.start_timeout_s)
+
+    def _wait_in_sync(self, node_id: int, deadline: float) -> list[str]:
+        """Wait until ``node_id`` is in the ISR of its led partitions; return those it is not."""
+        from confluent_kafka import KafkaException
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient(self._live_admin_config())
+        lagging: list[str] = []
+        while True:
+            try:
+                topics = admin.list_topics(timeout=5).topics
+            except KafkaException as error:
+                lagging = [f"(no metadata: {error})"]
+            else:
+                lagging = [
+                    f"{name}-{number}"
+                    for name, topic in topics.items()
+                    for number, partition in topic.partitions.items()
+                    if node_id in partition.replicas
+                    and partition.leader >= 0
+                    and node_id not in partition.isrs
+                ]
+            if not lagging or time.monotonic() > deadline:
+                return lagging
+            time.sleep(0.1)
+
+    def _live_admin_config(self) -> dict[str, str | int]:
+        """Admin settings over PLAINTEXT to the live nodes, quiet about dead ones."""
+        live = self.live_node_ids or self.node_ids
+        bootstrap = ",".join(f"{LOOPBACK}:{self._ports[node]['PLAINTEXT']}" for node in live)
+        return {"bootstrap.servers": bootstrap, "log_level": 0}
+
+    def _node(self, node_id: int) -> KafkaNode:
+        self._require_started()
+        if node_id not in self._nodes:
+            msg = f"no node {node_id}; the nodes are {list(self.node_ids)}"
+            raise ValueError(msg)
+        return self._nodes[node_id]
+
+    def _require_started(self) -> None:
+        if not self._ports:
+            msg = "the cluster is not running: call start() or use 'with LocalKafkaCluster()'"
+            raise RuntimeError(msg)
+
+    def _stop_nodes(self, record: bool) -> None:
+        for node in self._nodes.values():
+            node.request_stop()
+        for node in self._nodes.values():
+            node.stop(self._settings.stop_timeout_s, record=record)
+
+    def _discard(self) -> None:
+        """Stop what may still run, forget the nodes, and delete the data unless kept."""
+        self._stop_nodes(record=False)
+        self._nodes = {}
+        self._ports = {}
+        self._tls = None
+        self._cluster_id = None
+        untrack(self)
+        if self._data_dir is not None and not self._settings.keep_data:
+            shutil.rmtree(self._data_dir, ignore_errors=True)
+        self._data_dir = None
