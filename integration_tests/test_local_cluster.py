@@ -159,6 +159,40 @@ class TestSecuredListeners:
             secured_cluster.bootstrap_for("SSL")
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"listeners": ("SSL",)}, "listeners: 'SSL' is not one of SASL_PLAINTEXT, SASL_SSL"),
+        ({"mechanisms": ()}, "mechanisms must name at least one of PLAIN"),
+        ({"users": {"carol": "a,b"}}, "the password of 'carol'"),
+        ({"users": {"bad name": "x"}}, "user name 'bad name'"),
+        ({"users": {"admin": "x"}}, "is the admin user"),
+    ],
+)
+def test_security_config_rejects_what_the_broker_could_not_carry(
+    arguments: dict[str, object], message: str
+) -> None:
+    """Bad security choices fail at construction, naming the value, not at broker start."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SecurityConfig(**arguments)  # type: ignore[arg-type]
+
+
+def test_security_config_is_a_value() -> None:
+    users = {"alice": "a-secret"}
+    config = SecurityConfig(users=users)
+    users["alice"] = "changed"
+
+    assert config == SecurityConfig(users={"alice": "a-secret"})
+    assert hash(config) == hash(SecurityConfig(users={"alice": "a-secret"}))
+    assert config.password_of("alice") == "a-secret"
+    assert config.format_arguments() == [
+        "--add-scram",
+        "SCRAM-SHA-512=[name=admin,password=admin-secret]",
+        "--add-scram",
+        "SCRAM-SHA-512=[name=alice,password=a-secret]",
+    ]
+
+
 def test_bad_setting_fails_with_every_node_stopped() -> None:
     """A cluster that cannot start raises the broker's own words and leaves no JVM behind."""
     cluster = LocalKafkaCluster(

@@ -623,12 +623,6 @@ class KafkaNode:
                     seen = f"brokers {sorted(listed)} of {sorted(wanted)} registered"
             time.sleep(0.05)
 
-    def request_stop(self) -> None:
-        """Send SIGTERM and return at once, so that several nodes shut down together."""
-        if self._process is not None and self._process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                self._process.terminate()
-
     def stop(self, timeout_s: float, *, record: bool = True) -> bool:
         """SIGTERM (a controlled shutdown), then SIGKILL after ``timeout_s``.
 

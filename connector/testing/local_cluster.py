@@ -173,13 +173,21 @@ class LocalKafkaCluster(StartStopContext):
         return self.bootstrap_servers
 
     def stop(self) -> None:
-        """Stop every node at once (SIGTERM, SIGKILL after ``stop_timeout_s``) and clean up.
+        """Stop every node and clean up; calling it again, or before a start, does nothing.
 
-        All nodes get SIGTERM together: stopped one by one, the last ones would wait for a
-        quorum that is already gone. Calling it again, or on a cluster that never started,
-        does nothing.
+        A broker's controlled shutdown (SIGTERM) needs the controller quorum to approve it,
+        so nodes stop one by one, node 1 first (it records the class-data archive), while
+        the nodes still running form a quorum; the rest are killed. Stopped all at once, or
+        to the last, the last nodes would wait for a quorum already gone until
+        ``stop_timeout_s`` runs out.
         """
-        self._stop_nodes(record=True)
+        quorum = self._brokers // 2 + 1
+        for node_id in self.live_node_ids:
+            node = self._nodes[node_id]
+            if len(self.live_node_ids) >= quorum:
+                node.stop(self._settings.stop_timeout_s)
+            else:
+                node.kill()
         self._discard()
 
     def __repr__(self) -> str:
@@ -379,7 +387,9 @@ class LocalKafkaCluster(StartStopContext):
     def stop_node(self, node_id: int) -> None:
         """Stop node ``node_id`` with SIGTERM: a controlled shutdown that moves its leaders.
 
-        SIGKILL follows after ``stop_timeout_s``. Its data stays, for :meth:`restart`.
+        SIGKILL follows after ``stop_timeout_s``: the controllers must approve a controlled
+        shutdown, so stopping a node whose loss leaves no quorum waits that long. Its data
+        stays, for :meth:`restart`.
         """
         self._node(node_id).stop(self._settings.stop_timeout_s)
 
@@ -694,15 +704,10 @@ class LocalKafkaCluster(StartStopContext):
             msg = "the cluster is not running: call start() or use 'with LocalKafkaCluster()'"
             raise RuntimeError(msg)
 
-    def _stop_nodes(self, record: bool) -> None:
-        for node in self._nodes.values():
-            node.request_stop()
-        for node in self._nodes.values():
-            node.stop(self._settings.stop_timeout_s, record=record)
-
     def _discard(self) -> None:
-        """Stop what may still run, forget the nodes, and delete the data unless kept."""
-        self._stop_nodes(record=False)
+        """Kill what may still run, forget the nodes, and delete the data unless kept."""
+        for node in self._nodes.values():
+            node.kill()
         self._nodes = {}
         self._ports = {}
         self._tls = None
