@@ -185,14 +185,27 @@ class KafkaMetadata:
                 continue
             present.add(name)
             found.update(self._topic_partitions(name, topic.partitions))
+        named = getattr(subscription, "topics", ())
+        absent = sorted(set(named) - present - set(forbidden))
+        # A full listing leaves out the topics the principal may not describe, as if they did
+        # not exist; asking for a named one by name tells the two apart.
+        forbidden.extend(name for name in absent if self._forbidden(name))
         if forbidden:
             raise _not_authorized(sorted(forbidden), "DESCRIBE", self._options)
         if isinstance(subscription, AssignPartitions):
             found &= subscription.partitions
-        named = getattr(subscription, "topics", ())
         missing = tuple(sorted(set(named) - present))
         ids = self.topic_ids(sorted({tp.topic for tp in found})) if with_ids else {}
         return LiveTopics(frozenset(found), ids, missing)
+
+    def _forbidden(self, topic: str) -> bool:
+        """Whether the brokers refuse to describe ``topic`` to this principal."""
+        metadata = self._retry(
+            f"describe topic {topic}",
+            lambda client, timeout: client.list_topics(topic=topic, timeout=timeout),
+        )
+        error = getattr(metadata.topics.get(topic), "error", None)
+        return error is not None and error.code() == _TOPIC_AUTHORIZATION_FAILED
 
     def topic_ids(self, topics: Collection[str]) -> dict[str, str]:
         """Return Kafka's topic id of each topic that exists; one deleted meanwhile is left out.

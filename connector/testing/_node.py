@@ -34,6 +34,7 @@ from typing import Protocol, Self
 
 from connector._jars import KAFKA_BROKER_COORDINATES, KAFKA_VERSION, find_java, resolve_jars
 from connector.errors import BrokerStartError
+from state.errors import KafkaRescalableError
 
 __all__ = [
     "CLUSTER_JVM_OPTIONS",
@@ -143,7 +144,7 @@ class StartStopContext:
         self.stop()
 
 
-class PortTaken(Exception):
+class PortTaken(KafkaRescalableError):
     """A port we picked was taken by someone else between our check and the broker's bind.
 
     Internal: callers that picked the ports themselves retry with new ones, and raise

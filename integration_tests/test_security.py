@@ -1,0 +1,213 @@
+"""Our source against a secured broker: SASL_SSL, SASL_PLAINTEXT and KRaft's authorizer.
+
+SASL_SSL with SCRAM-SHA-512 and SASL_PLAINTEXT with PLAIN. Right credentials read; a wrong password fails at once saying authentication failed; a
+principal without an ACL gets a message naming the topic and the missing operation; no secret
+appears in any exception, log line, query progress, ``explain``, checkpoint or event log.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from connector.testing.local_cluster import LocalKafkaCluster
+from connector.testing.security import SecurityConfig
+from integration_tests.kafka_helpers import Record, create_topic, produce
+from integration_tests.query_process import ROOT
+from integration_tests.spark_helpers import OUR_FORMAT
+
+ALICE_PASSWORD = "alice-Pw-7f3e9"  # noqa: S105 - a test password, grepped for below
+BOB_PASSWORD = "bob-Pw-2c81d"  # noqa: S105
+ADMIN_PASSWORD = "admin-Pw-90ab1"  # noqa: S105
+
+
+@pytest.fixture(scope="module")
+def secured() -> Iterator[LocalKafkaCluster]:
+    """One broker with SASL_PLAINTEXT and SASL_SSL listeners and the authorizer on."""
+    security = SecurityConfig(
+        users={"alice": ALICE_PASSWORD, "bob": BOB_PASSWORD},
+        admin_password=ADMIN_PASSWORD,
+        mechanisms=("PLAIN", "SCRAM-SHA-512"),
+        authorizer=True,
+    )
+    with LocalKafkaCluster(brokers=1, security=security) as cluster:
+        yield cluster
+
+
+def source_options(
+    cluster: LocalKafkaCluster, listener: str, mechanism: str, user: str, password: str
+) -> dict[str, str]:
+    """Return the options a Spark user writes: Java client names, ``sasl.jaas.config`` too."""
+    module = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule"
+        if mechanism == "PLAIN"
+        else "org.apache.kafka.common.security.scram.ScramLoginModule"
+    )
+    options = {
+        "kafka.bootstrap.servers": cluster.bootstrap_for(listener),
+        "kafka.security.protocol": listener,
+        "kafka.sasl.mechanism": mechanism,
+        "kafka.sasl.jaas.config": f'{module} required username="{user}" password="{password}";',
+    }
+    if listener == "SASL_SSL":
+        options["kafka.ssl.truststore.location"] = str(cluster.ca_path)
+        options["kafka.ssl.truststore.type"] = "PEM"
+    return options
+
+
+def filled_topic(cluster: LocalKafkaCluster, topic: str, readers: tuple[str, ...]) -> list:
+    """Fill a topic with 20 records that ``readers`` may read (set up over PLAINTEXT)."""
+    plaintext = cluster.bootstrap_for("PLAINTEXT")
+    create_topic(plaintext, topic, partitions=2)
+    positions = produce(plaintext, topic, [Record(value=b"s%d" % i) for i in range(20)])
+    for user in readers:
+        cluster.allow_read(user, topic=topic)
+    return positions
+
+
+@pytest.mark.parametrize(
+    ("listener", "mechanism"), [("SASL_SSL", "SCRAM-SHA-512"), ("SASL_PLAINTEXT", "PLAIN")]
+)
+def test_right_credentials_read_every_record(
+    spark: SparkSession, secured: LocalKafkaCluster, topic_name: str, listener: str, mechanism: str
+) -> None:
+    positions = filled_topic(secured, topic_name, readers=("alice",))
+    options = source_options(secured, listener, mechanism, "alice", ALICE_PASSWORD)
+    rows = (
+        spark.read.format(OUR_FORMAT).options(**options).option("subscribe", topic_name).load()
+    ).collect()
+    assert sorted((r.partition, r.offset) for r in rows) == sorted(positions)
+
+
+def error_of_batch_read(spark: SparkSession, options: dict[str, str], topic: str) -> str:
+    """Return the text of the error a batch read fails with."""
+    with pytest.raises(Exception) as caught:
+        spark.read.format(OUR_FORMAT).options(**options).option("subscribe", topic).load().collect()
+    return str(caught.value)
+
+
+def test_a_wrong_password_fails_saying_authentication_failed(
+    spark: SparkSession, secured: LocalKafkaCluster, topic_name: str
+) -> None:
+    filled_topic(secured, topic_name, readers=("alice",))
+    wrong = "not-" + ALICE_PASSWORD
+    options = source_options(secured, "SASL_SSL", "SCRAM-SHA-512", "alice", wrong)
+    text = error_of_batch_read(spark, options, topic_name)
+    assert "KafkaAuthenticationError" in text
+    assert "authentication failed" in text
+    assert "Check the user name and password" in text
+    assert wrong not in text
+
+
+def test_a_principal_without_describe_is_told_the_topic_and_permission(
+    spark: SparkSession, secured: LocalKafkaCluster, topic_name: str
+) -> None:
+    filled_topic(secured, topic_name, readers=("alice",))  # not bob
+    options = source_options(secured, "SASL_PLAINTEXT", "PLAIN", "bob", BOB_PASSWORD)
+    options["assign"] = json.dumps({topic_name: [0]})  # subscribe would just see no topic
+    with pytest.raises(Exception) as caught:
+        spark.read.format(OUR_FORMAT).options(**options).load().collect()
+    text = str(caught.value)
+    assert "KafkaAuthorizationError" in text
+    assert f"not authorized to DESCRIBE topic {topic_name}" in text
+    assert "User:bob" in text
+
+
+def test_a_principal_without_read_is_told_the_topic_and_permission(
+    spark: SparkSession, secured: LocalKafkaCluster, topic_name: str
+) -> None:
+    filled_topic(secured, topic_name, readers=())
+    grant_describe_only(secured, "bob", topic_name)
+    options = source_options(secured, "SASL_PLAINTEXT", "PLAIN", "bob", BOB_PASSWORD)
+    text = error_of_batch_read(spark, options, topic_name)
+    assert "KafkaAuthorizationError" in text
+    assert f"not authorized to READ topic {topic_name}" in text
+
+
+def grant_describe_only(cluster: LocalKafkaCluster, user: str, topic: str) -> None:
+    """Let ``user`` see ``topic`` (DESCRIBE) but not read it; wait until the ACL is listed."""
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclBindingFilter,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    from integration_tests.spark_helpers import wait_until
+
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_for("PLAINTEXT")})
+    binding = AclBinding(
+        ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, f"User:{user}", "*",
+        AclOperation.DESCRIBE, AclPermissionType.ALLOW,
+    )
+    admin.create_acls([binding])[binding].result(30)
+    wanted = AclBindingFilter(
+        ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, f"User:{user}", None,
+        AclOperation.DESCRIBE, AclPermissionType.ALLOW,
+    )
+    wait_until(lambda: bool(admin.describe_acls(wanted).result(30)), "the DESCRIBE ACL")
+
+
+SECRET_QUERY = '''
+import json, sys
+from integration_tests.query_process import query_session
+options = json.loads(sys.argv[1])
+out = sys.argv[2]
+spark = query_session("local[2]", "secrets", {
+    "spark.eventLog.enabled": "true", "spark.eventLog.dir": out + "/events",
+})
+frame = spark.readStream.format("kafka-rescalable").options(**options).load()
+frame.explain(extended=True)
+query = (frame.selectExpr("CAST(value AS STRING) AS v").writeStream.format("parquet")
+    .option("path", out + "/data").option("checkpointLocation", out + "/checkpoint")
+    .trigger(availableNow=True).start())
+query.awaitTermination()
+print(json.dumps(query.recentProgress, default=str))
+print(repr(frame._jdf.queryExecution().toString()))
+spark.stop()
+'''
+
+
+def test_no_secret_appears_anywhere(secured: LocalKafkaCluster, topic_name: str, tmp_path: Path):
+    filled_topic(secured, topic_name, readers=("alice",))
+    options = source_options(secured, "SASL_SSL", "SCRAM-SHA-512", "alice", ALICE_PASSWORD)
+    options.update({"subscribe": topic_name, "startingOffsets": "earliest"})
+    (tmp_path / "events").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", SECRET_QUERY, json.dumps(options), str(tmp_path)],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", **_java_env()},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert list((tmp_path / "data").glob("*.parquet")), "the query read the topic"
+    texts = {"stdout": done.stdout, "stderr": done.stderr}
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and path.suffix != ".parquet":
+            texts[str(path)] = path.read_text(errors="replace")
+    assert any("checkpoint/offsets" in name for name in texts)
+    assert any("events" in name for name in texts)
+    for name, text in texts.items():
+        for secret in (ALICE_PASSWORD, ADMIN_PASSWORD):
+            assert secret not in text, f"a password appears in {name}"
+
+
+def _java_env() -> dict[str, str]:
+    import os
+
+    keep = ("JAVA_HOME", "HOME", "PYSPARK_PYTHON", "SPARK_LOCAL_IP", "TMPDIR")
+    env = {key: os.environ[key] for key in keep if key in os.environ}
+    env.setdefault("PYSPARK_PYTHON", sys.executable)
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    return env
