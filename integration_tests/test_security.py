@@ -2,7 +2,8 @@
 
 SASL_SSL with SCRAM-SHA-512 and SASL_PLAINTEXT with PLAIN. Right credentials read; a wrong
 password fails at once saying authentication failed; a principal without an ACL gets a
-message naming the topic and the missing operation; no secret appears in any exception, log line, query progress, ``explain``, checkpoint or event log.
+message naming the topic and the missing operation; no secret appears in any exception, log
+line, query progress, ``explain``, checkpoint or event log.
 """
 
 from __future__ import annotations
