@@ -79,6 +79,8 @@ class _RepeatFilter(logging.Filter):
     """
 
     _NUMBERS = re.compile(r"\d+")
+    # librdkafka's own count of repeats, which would make every repeat look new.
+    _SUPPRESSED = re.compile(r",? \d+ identical error\(s\) suppressed")
 
     def __init__(self, window_s: float = _LOG_REPEAT_WINDOW_S) -> None:
         super().__init__()
@@ -89,7 +91,7 @@ class _RepeatFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         """Pass the first line of its kind in a window, with the count of those held back."""
         text = record.getMessage()
-        key = self._NUMBERS.sub("#", text)
+        key = self._NUMBERS.sub("#", self._SUPPRESSED.sub("", text))
         now = time.monotonic()
         with self._lock:
             first, held = self._seen.get(key, (0.0, 0))

@@ -142,15 +142,20 @@ def test_leader_killed_mid_stream(
     assert len(produced) > 1000
 
 
+@pytest.mark.parametrize("fmt", [OUR_FORMAT, BUILTIN_FORMAT])
 def test_rolling_restart_of_all_brokers(
-    spark: SparkSession, kafka_cluster: LocalKafkaCluster, cluster_topic: str, tmp_path: Path
+    spark: SparkSession,
+    kafka_cluster: LocalKafkaCluster,
+    cluster_topic: str,
+    tmp_path: Path,
+    fmt: str,
 ) -> None:
     def roll(cluster: LocalKafkaCluster) -> None:
         for node in cluster.node_ids:
             cluster.stop_node(node)  # controlled shutdown, as an operator's rolling restart
             cluster.restart(node)
 
-    produced = run_with_fault(spark, kafka_cluster, cluster_topic, tmp_path, roll)
+    produced = run_with_fault(spark, kafka_cluster, cluster_topic, tmp_path, roll, fmt)
     assert len(produced) > 1000
 
 

@@ -52,6 +52,17 @@ def test_repeated_connection_lines_pass_once_per_window_with_their_count(
     assert "(99 similar lines in the last 30 s)" in item.getMessage()
 
 
+def test_librdkafka_own_repeat_count_does_not_make_a_line_new() -> None:
+    repeats = _RepeatFilter(window_s=30)
+    assert repeats.filter(record("Connect failed: Connection refused (after 0ms in state CONNECT)"))
+    assert not repeats.filter(
+        record(
+            "Connect failed: Connection refused (after 0ms in state CONNECT, "
+            "1 identical error(s) suppressed)"
+        )
+    )
+
+
 def test_different_lines_are_not_held_back() -> None:
     repeats = _RepeatFilter(window_s=30)
     assert repeats.filter(record("broker 1 down"))
