@@ -29,6 +29,7 @@ written with ``--markdown``) is the one in RELIABILITY.md.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
@@ -142,9 +143,27 @@ def _group_memory(group: int) -> dict[str, float]:
 
 
 def _written(output: Path) -> list[tuple[int, int]]:
-    if not output.exists() or not any(output.glob("*.parquet")):
+    """Every ``(partition, offset)`` in the sink's committed files, duplicates kept.
+
+    Only files the sink's own log (``_spark_metadata``) lists count, as for Spark's reader: a
+    query killed mid-batch leaves files of that batch behind, to be written again on restart.
+    """
+    log = output / "_spark_metadata"
+    if not log.exists():
         return []
-    table = ds.dataset(output, format="parquet").to_table(columns=["partition", "offset"])
+    files: set[str] = set()
+    entries = [p for p in log.iterdir() if p.name.split(".")[0].isdigit()]  # no .crc files
+    for entry in sorted(entries, key=lambda p: int(p.name.split(".")[0])):
+        for line in entry.read_text().splitlines()[1:]:
+            record = json.loads(line)
+            path = record["path"].removeprefix("file://")
+            if record.get("action", "add") == "add":
+                files.add(path)
+            else:
+                files.discard(path)
+    if not files:
+        return []
+    table = ds.dataset(sorted(files), format="parquet").to_table(columns=["partition", "offset"])
     return list(zip(table["partition"].to_pylist(), table["offset"].to_pylist(), strict=True))
 
 
@@ -327,8 +346,6 @@ def _first_commit_after(checkpoint: Path, since: float) -> float:
 
 def _slot_history(checkpoint: Path) -> list[int]:
     """Return the reader slots of each batch, with runs of equal counts collapsed."""
-    import json
-
     counts: list[int] = []
     for path in sorted((checkpoint / "offsets").iterdir(), key=lambda p: int(p.name)):
         if not path.name.isdigit():
