@@ -46,8 +46,13 @@ __all__ = [
 _LOG_REPEAT_WINDOW_S: Final = 30.0
 """A librdkafka line like one already logged in this window is counted, not printed."""
 
-_AUTHENTICATION_CODES: Final = frozenset({-169, -181, 58})
-"""``_AUTHENTICATION``, ``_SSL`` and ``SASL_AUTHENTICATION_FAILED``: never transient."""
+_AUTHENTICATION_CODES: Final = frozenset({-169, 58})
+"""``_AUTHENTICATION`` and ``SASL_AUTHENTICATION_FAILED``."""
+
+_SSL: Final = -181
+_CERTIFICATE = re.compile(r"certificate|verify", re.IGNORECASE)
+"""An ``_SSL`` error about certificates will not pass by itself; a handshake cut by a broker
+going down will."""
 
 
 @dataclass
@@ -67,8 +72,17 @@ class ClientErrors:
         """Record ``error`` (librdkafka's ``error_cb``)."""
         with self._lock:
             self.last = error
-            if error.code() in _AUTHENTICATION_CODES:
+            code = error.code()
+            if code in _AUTHENTICATION_CODES or (
+                code == _SSL and _CERTIFICATE.search(error.str())
+            ):
                 self.authentication = error
+
+    def clear(self) -> None:
+        """Forget what was recorded: a broker that restarts may refuse logins for a moment."""
+        with self._lock:
+            self.last = None
+            self.authentication = None
 
 
 class _RepeatFilter(logging.Filter):

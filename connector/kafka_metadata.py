@@ -51,7 +51,6 @@ _RETRIABLE_CODES: Final = frozenset(
         -187,  # _ALL_BROKERS_DOWN
         -185,  # _TIMED_OUT
         -180,  # _WAIT_COORD
-        -190,  # _UNKNOWN_PARTITION: metadata not yet propagated to the broker asked
         5,  # LEADER_NOT_AVAILABLE: an election is under way
         6,  # NOT_LEADER_OR_FOLLOWER: our metadata names the old leader
         7,  # REQUEST_TIMED_OUT
@@ -75,6 +74,7 @@ _UNREACHABLE_CODES: Final = frozenset({-195, -187, -185, -193})
 _TOPIC_AUTHORIZATION_FAILED: Final = 29
 _UNKNOWN_TOPIC: Final = frozenset({3, 100})  # UNKNOWN_TOPIC_OR_PART, UNKNOWN_TOPIC_ID
 _MAX_ATTEMPT_S: Final = 5.0
+_NO_TOPIC_ID: Final = "AAAAAAAAAAAAAAAAAAAAAA"  # Kafka's all-zero id, printed in base64
 _MAX_BACKOFF_S: Final = 1.0
 
 
@@ -225,7 +225,9 @@ class KafkaMetadata:
             ids = {}
             for name, future in futures.items():
                 try:
-                    ids[name] = str(future.result().topic_id)
+                    topic_id = str(future.result().topic_id)
+                    if topic_id != _NO_TOPIC_ID:  # brokers before Kafka 2.8 have no ids
+                        ids[name] = topic_id
                 except KafkaException as exc:
                     error = exc.args[0] if exc.args else None
                     code = error.code() if hasattr(error, "code") else None
@@ -308,18 +310,21 @@ class KafkaMetadata:
             self._consumer = driver_consumer(self._options, self._errors)
         return self._consumer
 
-    def _renew(self, attempt: int) -> None:
+    def _renew(self, attempt: int, deadline: float) -> None:
         """Make the next attempt see the cluster as it is now, not as it was.
 
         After a leader change the client's cached metadata names the old leader; refreshing
         it is enough most of the time, and every other time the client is replaced, since
         a client stuck on a dead connection can take long to notice a refresh.
         """
+        self._errors.clear()
         if attempt % 2:
-            try:
-                self._client().list_topics(timeout=min(self._timeout_s, 2.0))
-            except Exception:  # noqa: BLE001 - a refresh that fails changes nothing
-                pass
+            remaining = deadline - time.monotonic()
+            if remaining > 0.1:
+                try:
+                    self._client().list_topics(timeout=min(self._timeout_s, 2.0, remaining))
+                except Exception:  # noqa: BLE001 - a refresh that fails changes nothing
+                    pass
             return
         consumer, self._consumer = self._consumer, None
         self._admin = None
@@ -331,28 +336,37 @@ class KafkaMetadata:
         started = time.monotonic()
         deadline = started + options.fetch_offset_retry_timeout_ms / 1000
         pause = max(options.fetch_offset_retry_interval_ms / 1000, 0.01)
-        attempts = other_failures = 0
+        attempts = other_failures = refused_logins = 0
+        self._errors.clear()
         while True:
             attempts += 1
             client = self._client()
             remaining = deadline - time.monotonic()
+            # A slow but healthy cluster gets longer each time, up to what is left.
+            limit = self._timeout_s * min(2 ** (attempts - 1), 8)
             try:
-                result = call(client, max(0.5, min(self._timeout_s, remaining)))
+                result = call(client, max(0.1, min(limit, remaining)))
             except (KafkaAuthorizationError, KafkaAuthenticationError):
                 raise
             except Exception as exc:  # confluent-kafka raises KafkaException or plain errors
                 serve_events(client)
                 error = _kafka_error(exc)
-                if self._errors.authentication is not None:
-                    raise _authentication_failed(self._errors.authentication, options) from exc
-                if not is_retriable(error):
+                refusal = self._errors.authentication
+                if refusal is not None:
+                    # Twice in a row: a broker just restarted may refuse a login for a moment.
+                    refused_logins += 1
+                    if refused_logins >= 2:
+                        raise _authentication_failed(refusal, options) from exc
+                else:
+                    refused_logins = 0
+                if not is_retriable(error) and refusal is None:
                     other_failures += 1
                 now = time.monotonic()
                 if now >= deadline or other_failures > options.fetch_offset_retries:
                     raise self._gave_up(what, exc, error, attempts, now - started) from exc
                 time.sleep(min(pause, max(0.0, deadline - now)))
                 pause = min(pause * 2, _MAX_BACKOFF_S)
-                self._renew(attempts)
+                self._renew(attempts, deadline)
                 continue
             serve_events(client)
             return result

@@ -64,6 +64,10 @@ class RangeReadSettings:
     batch_size: int
 
 
+_LOGIN_REFUSED_GRACE_S = 5.0
+"""How long a refused login may last before a task fails: a restarting broker may refuse one."""
+
+
 def read_ranges(
     ranges: Sequence[OffsetRange], settings: RangeReadSettings
 ) -> Iterator[pa.RecordBatch]:
@@ -149,7 +153,12 @@ def _read_round(
                 del messages
         if received:
             last_progress = time.monotonic()
-        elif errors.authentication is not None:
+            if errors.authentication is not None:
+                errors.clear()  # a refusal that passed: a broker was restarting
+        elif (
+            errors.authentication is not None
+            and time.monotonic() - last_progress > _LOGIN_REFUSED_GRACE_S
+        ):
             msg = (
                 f"authentication failed while reading {_describe(next(iter(remaining.values())))}"
                 f": {errors.authentication.str()}. Check the user name, password and mechanism"

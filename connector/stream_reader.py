@@ -31,6 +31,7 @@ from connector.errors import (
     CheckpointOffsetError,
     DataLossError,
     InvalidOptionError,
+    KafkaMetadataError,
     MissingTopicError,
 )
 from connector.kafka_clients import group_committer
@@ -262,10 +263,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # ``start`` here is what lets lag tools see the last batch of an AvailableNow run.
         self._commit_to_group(current)
         kafka = self._kafka()
-        found = kafka.live(self._options.subscription, with_ids=True)
+        found, latest = self._look_up(kafka)
         live = found.partitions
         known = current.offsets()
-        self._check_missing(found, frozenset(tp.topic for tp in known))
+        self._check_missing(
+            found, frozenset(tp.topic for tp in known) | frozenset(document.topic_ids)
+        )
         recreated = recreated_topics(document.topic_ids, found.topic_ids)
         if recreated:
             self._report_recreated(recreated, document.topic_ids, found.topic_ids)
@@ -278,10 +281,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._report_removed(
             frozenset(tp for tp in known.keys() - live if tp.topic not in recreated)
         )
-        latest = kafka.latest(live)
-        went_back = self._went_back(known, latest)
-        if went_back:
-            known = {tp: at for tp, at in known.items() if tp not in went_back}
+        reset = self._went_back(known, latest, document.topic_ids)
+        if reset:
+            known = {tp: at for tp, at in known.items() if tp not in reset}
         joining = kafka.earliest([tp for tp in live if tp not in known])
         self._latest = latest
         if self._should_wait(known, latest, limit) and not joining:
@@ -310,8 +312,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # again (its topic re-created) is set to its new start explicitly.
         end_state = result.state.with_offsets({**joining, **ends} if joining else ends)
         self._backlog = backlog_report(end_state, latest)
+        # Topics that left the slots (deleted, under failOnDataLoss=false) keep their id while
+        # still subscribed: after a restart they are known as deleted, not taken for typos.
+        subscription = self._options.subscription
+        kept = {topic for topic in document.topic_ids if subscription.matches(topic)}
         ids = carried_topic_ids(
-            document.topic_ids, found.topic_ids, {tp.topic for tp in end_state.offsets()}
+            document.topic_ids, found.topic_ids, {tp.topic for tp in end_state.offsets()} | kept
         )
         if end_state == current and ids == dict(document.topic_ids):
             return start  # nothing to read and nothing moved: no batch, even if clocks ticked
@@ -397,33 +403,63 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             )
         return aligned.ends, aligned.positions.to_dict()
 
-    def _went_back(
-        self, known: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
-    ) -> frozenset[TopicPartition]:
-        """Find partitions whose end is below the checkpointed offset; fail or report them.
+    def _look_up(self, kafka: KafkaMetadata) -> tuple[LiveTopics, dict[TopicPartition, int]]:
+        """Return the live partitions with their topic ids, and their latest offsets.
 
-        Without a topic id to compare (a checkpoint written before ids were kept), this is
-        the sign of a topic deleted and re-created. Under ``failOnDataLoss=false`` the
-        partitions start again at their earliest offset, like the partitions of a topic whose
-        re-creation the ids revealed.
+        The ids are read again after the offsets: a topic re-created in between would pair
+        the old topic's id with the new topic's offsets, and the next batch would read the new
+        topic's records twice (once as the old topic's, once from its start).
         """
-        back = frozenset(tp for tp, at in known.items() if tp in latest and latest[tp] < at)
+        for _ in range(3):
+            found = kafka.live(self._options.subscription, with_ids=True)
+            latest = kafka.latest(found.partitions)
+            if kafka.topic_ids(list(found.topic_ids)) == dict(found.topic_ids):
+                return found, latest
+        msg = (
+            "the subscribed topics kept being deleted and re-created while the batch was "
+            f"planned ({self._options.subscription.describe()}); try again once they are stable"
+        )
+        raise KafkaMetadataError(msg)
+
+    def _went_back(
+        self,
+        known: Mapping[TopicPartition, int],
+        latest: Mapping[TopicPartition, int],
+        topic_ids: Mapping[str, str],
+    ) -> frozenset[TopicPartition]:
+        """Fail or report partitions whose end is below the checkpointed offset.
+
+        Return those that start again from their earliest offset. Without a topic id to
+        compare (a checkpoint written before ids were kept), an end gone back is the sign of
+        a topic deleted and re-created, and its partitions start again from their earliest
+        offset, like those of a topic whose re-creation the ids revealed. With an unchanged id
+        the topic is the same, and the end went back for another reason (an unclean leader
+        election, or a ``read_committed`` end below a position read uncommitted): the
+        partition goes on from its new end, as Spark's source does.
+        """
+        back = sorted(tp for tp, at in known.items() if tp in latest and latest[tp] < at)
         if not back:
-            return back
-        # Sorted for stable messages; only the few that went back are sorted, not all.
+            return frozenset()
         shown = "; ".join(
             f"{tp.topic}-{tp.partition}: the latest offset {latest[tp]} is below the "
             f"checkpointed position {known[tp]}"
-            for tp in sorted(back)
+            for tp in back
         )
-        msg = f"{shown}. The topic was probably deleted and re-created, so records may be lost"
+        reset = frozenset(tp for tp in back if tp.topic not in topic_ids)
+        cause = (
+            "the topic was probably deleted and re-created"
+            if reset
+            else "the topic's id is unchanged: an unclean leader election may have lost them"
+        )
+        msg = f"{shown}. Records may be lost: {cause}"
         if self._options.fail_on_data_loss:
             raise DataLossError(msg + ". Set 'failOnDataLoss' to false to go on.")
         logger.warning(
-            "%s; reading them again from their earliest offset because failOnDataLoss is false",
+            "%s; %s because failOnDataLoss is false",
             msg,
+            "reading them again from their earliest offset" if reset else "going on from there",
         )
-        return back
+        return reset
 
     def _report_recreated(
         self,
@@ -483,6 +519,25 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 "'missingTopicTimeout'"
             )
             raise MissingTopicError(msg, overdue)
+
+    def _recreated_since(self, end: SlotsDocument) -> tuple[str, ...]:
+        """Topics of a planned batch re-created since it was planned; fail or report them.
+
+        A batch is planned again after a restart: if a topic was re-created meanwhile, its
+        planned offsets now hold other records, which must not be read as the planned ones.
+        The planned ones are gone, so under ``failOnDataLoss=false`` the batch reads nothing
+        of that topic and the next batch starts the new topic from its earliest offset.
+        """
+        if not end.topic_ids:
+            return ()
+        planned = dict(end.topic_ids)
+        in_slots = {sub.topic for slot in end.state.slots for sub in slot}
+        topics = sorted(topic for topic in planned if topic in in_slots)
+        now = self._kafka().topic_ids(topics)
+        changed = recreated_topics({t: planned[t] for t in topics}, now)
+        if changed:
+            self._report_recreated(changed, planned, now)
+        return changed
 
     def _report_removed(self, removed: frozenset[TopicPartition]) -> None:
         if not removed:
@@ -550,7 +605,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Cut ``[start, end)`` into tasks; a partition whose offset went back reads nothing."""
         start_document = self._checkpointed(start, "the start of a batch")
         end_document = self._checkpointed(end, "the end of a batch")
-        recreated = recreated_topics(start_document.topic_ids, end_document.topic_ids)
+        recreated = set(recreated_topics(start_document.topic_ids, end_document.topic_ids))
+        recreated.update(self._recreated_since(end_document))
         start_state = clip_to(start_document.state, end_document.state, frozenset(recreated))
         return plan_input_partitions(start_state, end_document.state, self._options)
 

@@ -131,7 +131,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_an_unreachable_cluster_fails_the_stream_within_the_retry_timeout(
+def test_an_unreachable_cluster_fails_the_stream_naming_the_servers(
     spark: SparkSession, topic_name: str
 ) -> None:
     nowhere = f"127.0.0.1:{free_port()}"

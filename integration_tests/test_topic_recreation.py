@@ -130,3 +130,34 @@ def test_a_version_1_checkpoint_resumes_and_learns_topic_ids(
     assert read_positions(spark, output) == sorted(first + later)
     newest = offset_log(checkpoint)[max(offset_log(checkpoint))]
     assert newest["version"] == 2 and topic_name in newest["topicIds"]
+
+
+def test_an_end_gone_back_with_the_same_topic_id_goes_on_from_the_new_end(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=1)
+    first = produce(kafka_bootstrap, topic_name, [Record(value=b"a%d" % i) for i in range(50)])
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+
+    def run() -> None:
+        run_available_now(
+            start_parquet_stream(
+                spark, kafka_bootstrap, topic_name, output, checkpoint,
+                available_now=True, failOnDataLoss="false",
+            )
+        )
+
+    run()
+    # As after an unclean leader election: the checkpoint is past the log's end, the topic
+    # (its id) the same. It must not be read again from its start.
+    last_id = max(offset_log(checkpoint))
+    path = checkpoint / "offsets" / str(last_id)
+    lines = path.read_text().splitlines()
+    document = json.loads(lines[-1])
+    document["slots"][0][topic_name]["0"] = 80
+    lines[-1] = json.dumps(document)
+    path.write_text("\n".join(lines) + "\n")
+    run()
+    later = produce(kafka_bootstrap, topic_name, [Record(value=b"b%d" % i) for i in range(5)])
+    run()
+    assert read_positions(spark, output) == sorted(first + later), "nothing read twice"

@@ -207,3 +207,25 @@ def test_event_time_extras_are_reused_when_identical(parses: list[object]) -> No
     changed[EVENT_TIME_KEY]["partitions"]["orders"]["1"] = [3.0, 4]
     assert cache.parse(changed) is not document
     assert parses == [changed]
+
+
+def test_a_recreated_topic_reads_nothing_in_the_batch_that_finds_it() -> None:
+    from connector.stream_reader import clip_to
+    from state import PartitionOffset as P
+
+    start = OffsetState.of([[P("orders", 0, 50), P("audit", 0, 7)]])
+    # The new "orders" holds 300 records: its end (120) is above the old position (50), yet
+    # those are the new topic's offsets and must not be read as the old topic's.
+    end = OffsetState.of([[P("orders", 0, 120), P("audit", 0, 9)]])
+    clipped = clip_to(start, end, frozenset({"orders"}))
+    assert clipped.offsets() == {TopicPartition("orders", 0): 120, TopicPartition("audit", 0): 7}
+    assert clip_to(start, end).offsets()[TopicPartition("orders", 0)] == 50  # not re-created
+
+
+def test_a_partition_whose_end_went_back_reads_nothing() -> None:
+    from connector.stream_reader import clip_to
+    from state import PartitionOffset as P
+
+    start = OffsetState.of([[P("orders", 0, 50)]])
+    end = OffsetState.of([[P("orders", 0, 30)]])
+    assert clip_to(start, end).offsets() == {TopicPartition("orders", 0): 30}
