@@ -76,7 +76,7 @@ class Scenario:
 
 
 class MemorySampler:
-    """Samples the resident memory of a query's process group by role, every few seconds."""
+    """Samples the resident memory of a query's processes by role, every few seconds."""
 
     def __init__(self, group: int, every_s: float = 5.0) -> None:
         self._group = group
@@ -110,16 +110,32 @@ class MemorySampler:
         return result
 
 
-def _group_memory(group: int) -> dict[str, float]:
-    """Sum VmRSS in MiB per role over the processes of process group ``group``."""
-    totals: dict[str, float] = {}
+def _group_memory(root: int) -> dict[str, float]:
+    """Sum VmRSS in MiB per role over process ``root`` and all its descendants.
+
+    By parentage, not process group: PySpark's worker daemon puts itself and the workers it
+    forks into a group of their own.
+    """
+    parents: dict[int, int] = {}
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            stat = (proc / "stat").read_text()
-            if int(stat.rsplit(")", 1)[1].split()[2]) != group:
+        if proc.name.isdigit():
+            try:
+                stat = (proc / "stat").read_text()
+                parents[int(proc.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
+    family = {root}
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in family and pid not in family:
+                family.add(pid)
+                grew = True
+    totals: dict[str, float] = {}
+    for pid in family:
+        proc = Path("/proc") / str(pid)
+        try:
             command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             rss = next(
                 int(line.split()[1]) / 1024
