@@ -31,6 +31,7 @@ from connector.errors import (
     KafkaReadError,
 )
 from connector.kafka_clients import ClientErrors, executor_consumer
+from connector.kafka_config import redacted_settings
 from state import OffsetRange, TopicPartition
 
 __all__ = ["FETCH_DEFAULTS", "RangeReadSettings", "read_ranges"]
@@ -53,15 +54,27 @@ _CONSUME_WAIT_S = 0.1
 _Key = tuple[str, int]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RangeReadSettings:
-    """What an executor needs to read: picklable, shipped inside each input partition."""
+    """What an executor needs to read: picklable, it travels with the pickled reader.
+
+    Its ``repr`` hides secret consumer settings, as the options' does.
+    """
 
     consumer_config: Mapping[str, str]
     include_headers: bool
     fail_on_data_loss: bool
     poll_timeout_ms: int
     batch_size: int
+
+    def __repr__(self) -> str:
+        """Every field, with secret consumer settings replaced by ``'***'``."""
+        return (
+            f"RangeReadSettings(consumer_config={redacted_settings(self.consumer_config)!r}, "
+            f"include_headers={self.include_headers!r}, "
+            f"fail_on_data_loss={self.fail_on_data_loss!r}, "
+            f"poll_timeout_ms={self.poll_timeout_ms!r}, batch_size={self.batch_size!r})"
+        )
 
 
 _LOGIN_REFUSED_GRACE_S = 5.0
