@@ -171,6 +171,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._documents = _DocumentCache()
         # Subscribed topics that do not exist, and since when (monotonic seconds); topics
         # this reader has seen exist are never counted as typos, only as deleted.
+        self._planned: SlotsDocument | None = None  # the end of the batch planned last
         self._missing_since: dict[str, float] = {}
         self._seen_topics: set[str] = set()
 
@@ -180,6 +181,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         state["_metadata"] = None
         state["_group_committer"] = None
         state["_documents"] = _DocumentCache()  # executors never plan: ship no documents
+        state["_planned"] = None
         return state
 
     def _checkpointed(self, data: Any, role: str) -> SlotsDocument:
@@ -322,7 +324,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if end_state == current and ids == dict(document.topic_ids):
             return start  # nothing to read and nothing moved: no batch, even if clocks ticked
         self._last_trigger_ms = time.time() * 1000  # maxTriggerDelay counts from here
-        return self._documents.to_dict(SlotsDocument(end_state, extras, ids))
+        self._planned = SlotsDocument(end_state, extras, ids)
+        return self._documents.to_dict(self._planned)
 
     def _should_wait(
         self,
@@ -606,7 +609,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         start_document = self._checkpointed(start, "the start of a batch")
         end_document = self._checkpointed(end, "the end of a batch")
         recreated = set(recreated_topics(start_document.topic_ids, end_document.topic_ids))
-        recreated.update(self._recreated_since(end_document))
+        if end_document is not self._planned:
+            # Planned by an earlier run of the query: check its topics are still the same.
+            # (This reader's own plan checked the ids after its offset lookups.)
+            recreated.update(self._recreated_since(end_document))
         start_state = clip_to(start_document.state, end_document.state, frozenset(recreated))
         return plan_input_partitions(start_state, end_document.state, self._options)
 
