@@ -1,7 +1,7 @@
 """Fetch Maven artifacts, with their transitive dependencies, into a local folder of jars.
 
-The embedded test broker (:mod:`connector.local_kafka`) runs Apache Kafka from its Maven jars,
-so that a developer needs only ``pip`` and a Java runtime: no Kafka download, no Docker.
+The embedded test broker (:mod:`connector.testing.local_kafka`) runs Apache Kafka from its
+Maven jars, so that a developer needs only ``pip`` and a Java runtime: no Kafka download, no Docker.
 Resolution uses Maven when ``mvn`` is on ``PATH`` (it honours the user's mirrors and proxies
 in ``settings.xml``) and otherwise the Apache Ivy jar that pyspark ships, run with ``java``.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
-from connector.errors import JarResolutionError
+from connector.testing.errors import JarResolutionError
 
 __all__ = [
     "CACHE_ENV_VAR",
