@@ -51,8 +51,6 @@ KAFKA_BROKER_COORDINATES: tuple[str, ...] = (
 
 CACHE_ENV_VAR = "KAFKA_RESCALABLE_CACHE"
 
-MAVEN_CENTRAL = "https://repo1.maven.org/maven2/"
-
 # Pinned, rather than left to the default binding of the installed Maven, so that every Maven
 # version copies the same way.
 _DEPENDENCY_PLUGIN_VERSION = "3.8.1"
@@ -434,14 +432,15 @@ def _ivy_module_xml(wanted: tuple[str, ...], transitive: bool = True) -> str:
 
 
 def _ivy_settings_xml(ivy_cache: Path) -> str:
-    # Maven Central only: a chain through ~/.m2 breaks on the half-filled local repositories
-    # (a POM without its jar) that IDEs leave behind. The lock lets two resolutions share the
-    # download cache at once.
+    # Ivy's own public resolver only, as its default settings declare it (no root: the address
+    # is Ivy's default, Maven Central): a chain through ~/.m2 breaks on the half-filled local
+    # repositories (a POM without its jar) that IDEs leave behind. The lock lets two
+    # resolutions share the download cache at once.
     return f"""<ivysettings>
-  <settings defaultResolver="central"/>
+  <settings defaultResolver="public"/>
   <caches defaultCacheDir={quoteattr(str(ivy_cache))} lockStrategy="artifact-lock-nio"/>
   <resolvers>
-    <ibiblio name="central" m2compatible="true" root={quoteattr(MAVEN_CENTRAL)}/>
+    <ibiblio name="public" m2compatible="true"/>
   </resolvers>
 </ivysettings>
 """
