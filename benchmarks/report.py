@@ -89,7 +89,7 @@ def environment(command: str) -> str:
     import pyarrow
     import pyspark
 
-    from connector._jars import KAFKA_VERSION
+    from connector.testing.jars import KAFKA_VERSION
     from integration_tests.reference_source import BUILTIN_KAFKA_SOURCE
 
     # version() is a string in recent releases and a (string, int) pair in older ones.

@@ -56,7 +56,7 @@ CONSUME_BATCH = 10_000
 
 def _broker_jvm_options() -> tuple[str, ...]:
     """Return the test broker's JVM options with the JIT's optimizing tier and a 1 GiB heap."""
-    from connector.local_kafka import DEFAULT_JVM_OPTIONS
+    from connector.testing.local_kafka import DEFAULT_JVM_OPTIONS
 
     options = [o for o in DEFAULT_JVM_OPTIONS if o != "-XX:TieredStopAtLevel=1"]
     return tuple("-Xmx1g" if o.startswith("-Xmx") else o for o in options)
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[report.ThroughputRow] = []
     profiles: list[str] = []
     if parts & {"throughput", "planning"}:
-        from connector.local_kafka import LocalKafka
+        from connector.testing.local_kafka import LocalKafka
 
         with LocalKafka(jvm_options=BROKER_JVM_OPTIONS) as kafka:
             bootstrap = kafka.bootstrap_servers

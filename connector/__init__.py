@@ -6,10 +6,8 @@
 """
 
 from connector.errors import (
-    BrokerStartError,
     DataLossError,
     InvalidOptionError,
-    JarResolutionError,
     KafkaMetadataError,
     KafkaReadError,
     KafkaRescalableError,
@@ -19,10 +17,8 @@ from connector.errors import (
 from connector.source import KafkaSource
 
 __all__ = [
-    "BrokerStartError",
     "DataLossError",
     "InvalidOptionError",
-    "JarResolutionError",
     "KafkaMetadataError",
     "KafkaReadError",
     "KafkaRescalableError",

@@ -23,8 +23,6 @@ __all__ = [
     "KafkaAuthorizationError",
     "MissingTopicError",
     "CheckpointOffsetError",
-    "JarResolutionError",
-    "BrokerStartError",
 ]
 
 
@@ -144,39 +142,4 @@ class CheckpointOffsetError(KafkaSourceError, ValueError):
 
     def __init__(self, message: str, cause: Exception | None = None) -> None:
         self.cause = cause
-        super().__init__(message)
-
-
-class JarResolutionError(KafkaSourceError):
-    """Maven artifacts could not be downloaded (no network, unknown coordinate, no Java).
-
-    Parameters
-    ----------
-    message
-        What failed, followed by the last lines the resolver printed.
-    output_tail
-        Those last lines alone, kept for callers that want to show them differently.
-    """
-
-    def __init__(self, message: str, output_tail: str = "") -> None:
-        self.output_tail = output_tail
-        super().__init__(message)
-
-
-class BrokerStartError(KafkaSourceError):
-    """The local broker could not be formatted or started, or did not answer in time.
-
-    Parameters
-    ----------
-    message
-        What failed, the command, and the last lines of the broker's log.
-    log_tail
-        Those log lines alone.
-    command
-        The command that was run.
-    """
-
-    def __init__(self, message: str, log_tail: str = "", command: Sequence[str] = ()) -> None:
-        self.log_tail = log_tail
-        self.command = tuple(command)
         super().__init__(message)

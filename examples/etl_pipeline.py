@@ -5,13 +5,14 @@ Usage::
     python examples/etl_pipeline.py                      # embedded broker, local[2]
     python examples/etl_pipeline.py --bootstrap host:9092 --master spark://host:7077
 
-With no ``--bootstrap`` it starts the embedded Apache Kafka broker (``connector.local_kafka``),
-creates the topic ``shop-events`` with 4 partitions and produces sample events into it, a few of
-them malformed or duplicated on purpose. The streaming query then reads the topic with
-``kafka-rescalable`` (``Trigger.AvailableNow``), parses the JSON, drops malformed events and
-duplicates, and appends the clean rows to Parquet with a checkpoint, so a second run with the
-same ``--output`` and ``--bootstrap`` only processes new events. With the embedded broker, which
-is new on every run, an old ``--output`` folder is deleted first.
+With no ``--bootstrap`` it starts the embedded Apache Kafka broker
+(``connector.testing.local_kafka``), creates the topic ``shop-events`` with 4 partitions and
+produces sample events into it, a few of them malformed or duplicated on purpose. The streaming
+query then reads the topic with ``kafka-rescalable`` (``Trigger.AvailableNow``), parses the
+JSON, drops malformed events and duplicates, and appends the clean rows to Parquet with a
+checkpoint, so a second run with the same ``--output`` and ``--bootstrap`` only processes new
+events. With the embedded broker, which is new on every run, an old ``--output`` folder is
+deleted first.
 
 Expected output (numbers depend on ``--events``)::
 
@@ -40,7 +41,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, StringType, StructField, StructType, TimestampType
 
 from connector import KafkaSource
-from connector.local_kafka import LocalKafka
+from connector.testing.local_kafka import LocalKafka
 
 DEFAULT_TOPIC = "shop-events"
 ACTIONS = ("view", "add_to_cart", "purchase", "refund")

@@ -37,7 +37,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from connector import KafkaSource
-from connector.local_kafka import LocalKafka
+from connector.testing.local_kafka import LocalKafka
 
 T0 = 1_763_700_000_000  # 2025-11-21T04:40:00Z, a whole minute
 

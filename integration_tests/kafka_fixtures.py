@@ -4,7 +4,7 @@
 
 1. ``$KAFKA_BOOTSTRAP_SERVERS``, a broker someone already runs (CI service, compose file);
 2. a Testcontainers Kafka container, when a Docker engine answers;
-3. :class:`connector.local_kafka.LocalKafka`, Kafka's own jars in a local JVM, which needs
+3. :class:`connector.testing.local_kafka.LocalKafka`, Kafka's own jars in a local JVM, which needs
    only Java.
 
 A broker that cannot be started fails the test session: integration tests never skip, since a
@@ -25,8 +25,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from connector.local_kafka import LocalKafka
 from connector.testing import LocalKafkaCluster
+from connector.testing.local_kafka import LocalKafka
 
 __all__ = [
     "BOOTSTRAP_ENV_VAR",

@@ -27,8 +27,8 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from connector.errors import BrokerStartError
 from connector.testing import LocalKafkaCluster, SecurityConfig
+from connector.testing.errors import BrokerStartError
 from integration_tests import kafka_fixtures
 from integration_tests.kafka_helpers import (
     Record,
@@ -210,9 +210,9 @@ def test_bad_setting_fails_with_every_node_stopped() -> None:
 
 
 def test_module_runs_a_cluster_until_signalled() -> None:
-    """``python -m connector.local_kafka --brokers 2`` starts two nodes and stops on SIGTERM."""
+    """``python -m connector.testing.local_kafka --brokers 2``: two nodes, stopped by SIGTERM."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "connector.local_kafka", "--brokers", "2"],
+        [sys.executable, "-m", "connector.testing.local_kafka", "--brokers", "2"],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

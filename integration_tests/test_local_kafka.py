@@ -20,9 +20,9 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from connector import _jars
-from connector._jars import KAFKA_BROKER_COORDINATES, resolve_jars
-from connector.local_kafka import BrokerStartError, LocalKafka
+from connector.testing import jars
+from connector.testing.jars import KAFKA_BROKER_COORDINATES, resolve_jars
+from connector.testing.local_kafka import BrokerStartError, LocalKafka
 from integration_tests.kafka_helpers import (
     Record,
     create_topic,
@@ -241,7 +241,7 @@ def test_jar_cache_is_reused_without_running_a_resolver(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Once resolved, jars come from the cache without Maven, Ivy or the network."""
-    monkeypatch.setenv(_jars.CACHE_ENV_VAR, str(tmp_path))
+    monkeypatch.setenv(jars.CACHE_ENV_VAR, str(tmp_path))
     coordinates = ["org.slf4j:slf4j-api:1.7.36"]
     first = resolve_jars(coordinates)
     assert [jar.name for jar in first] == ["slf4j-api-1.7.36.jar"]
@@ -251,19 +251,19 @@ def test_jar_cache_is_reused_without_running_a_resolver(
     def no_subprocess(*args: object, **kwargs: object) -> None:
         raise AssertionError("a cached resolution must not start a process")
 
-    monkeypatch.setattr(_jars.subprocess, "run", no_subprocess)
-    monkeypatch.setattr(_jars.subprocess, "Popen", no_subprocess)
+    monkeypatch.setattr(jars.subprocess, "run", no_subprocess)
+    monkeypatch.setattr(jars.subprocess, "Popen", no_subprocess)
 
     assert resolve_jars(coordinates) == first
     assert resolve_jars(list(reversed(coordinates * 2))) == first  # order and repeats ignored
     # The broker's jars, resolved by the module fixture's first start, are cached the same way.
-    monkeypatch.delenv(_jars.CACHE_ENV_VAR)
+    monkeypatch.delenv(jars.CACHE_ENV_VAR)
     assert len(resolve_jars(KAFKA_BROKER_COORDINATES)) > 40
 
 
 def test_unknown_artifact_raises_jar_resolution_error(tmp_path: Path) -> None:
     """A failed resolution names the artifact and records nothing in the cache."""
-    with pytest.raises(_jars.JarResolutionError, match="no-such-artifact"):
+    with pytest.raises(jars.JarResolutionError, match="no-such-artifact"):
         resolve_jars(["org.example.nothing:no-such-artifact:0.0.1"], tmp_path)
     assert not (tmp_path / "resolved.json").exists()
 
@@ -283,7 +283,7 @@ def test_ivy_resolves_the_same_jars_and_they_run_a_broker(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
 def test_module_runs_a_broker_until_signalled(stop_signal: signal.Signals) -> None:
-    """``python -m connector.local_kafka`` prints its address and stops cleanly on a signal."""
+    """The kept form ``python -m connector.local_kafka`` prints its address, stops on a signal."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -2,9 +2,10 @@
 
 :class:`KafkaNode` writes a node's ``server.properties`` and log configuration, formats its
 KRaft storage, launches ``kafka.Kafka``, waits until it serves metadata, and stops or kills
-it. It knows nothing about how many nodes there are: :class:`connector.local_kafka.LocalKafka`
-runs one, :class:`connector.testing.local_cluster.LocalKafkaCluster` several, and both pick
-the ports and build the properties (see :func:`server_properties`).
+it. It knows nothing about how many nodes there are:
+:class:`connector.testing.local_kafka.LocalKafka` runs one,
+:class:`connector.testing.local_cluster.LocalKafkaCluster` several, and both pick the ports
+and build the properties (see :func:`server_properties`).
 
 Class loading dominates every start of these JVMs, so the first clean exit of a tool records
 an application class-data archive (AppCDS) beside the jars, which later starts map instead of
@@ -32,8 +33,8 @@ from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import Protocol, Self
 
-from connector._jars import KAFKA_BROKER_COORDINATES, KAFKA_VERSION, find_java, resolve_jars
-from connector.errors import BrokerStartError
+from connector.testing.errors import BrokerStartError
+from connector.testing.jars import KAFKA_BROKER_COORDINATES, KAFKA_VERSION, find_java, resolve_jars
 from state.errors import KafkaRescalableError
 
 __all__ = [
@@ -209,7 +210,7 @@ class LaunchSettings:
     class_data_sharing
         Reuse (and, the first time, record) class-data archives to start JVMs faster.
     jars_cache_dir
-        Folder for the Kafka jars, passed to :func:`connector._jars.resolve_jars`.
+        Folder for the Kafka jars, passed to :func:`connector.testing.jars.resolve_jars`.
 
     Raises
     ------
@@ -955,12 +956,12 @@ def _properties_text(properties: Mapping[str, str]) -> str:
         return text.replace("\\", "\\\\").replace("\n", "\\n")
 
     lines = [f"{escape(key)}={escape(value)}" for key, value in properties.items()]
-    return "# Written by connector.local_kafka\n" + "\n".join(lines) + "\n"
+    return "# Written by connector.testing.local_kafka\n" + "\n".join(lines) + "\n"
 
 
 def _log4j2_config(log_path: Path) -> str:
     file_name = str(log_path).replace("\\", "\\\\")
-    return f"""# Written by connector.local_kafka: all to one file, nothing to stdout.
+    return f"""# Written by connector.testing.local_kafka: all to one file, nothing to stdout.
 status = error
 name = local-kafka
 appender.file.type = File

@@ -1,7 +1,7 @@
 """A real multi-node Apache Kafka cluster on loopback, for fault and security tests.
 
 :class:`LocalKafkaCluster` runs N KRaft nodes from Kafka's Maven jars, as
-:class:`connector.local_kafka.LocalKafka` runs one: each node is broker and controller, the
+:class:`connector.testing.local_kafka.LocalKafka` runs one: each node is broker and controller, the
 quorum is static (every node votes), all share one cluster id, and each keeps its data folder
 and its ports for the life of the cluster. A node can therefore be killed (SIGKILL, as a crash),
 stopped (SIGTERM, a controlled shutdown) and restarted on its data, and clients configured
@@ -101,7 +101,7 @@ class LocalKafkaCluster(StartStopContext):
     class_data_sharing
         Reuse (and, the first time, record) a class-data archive to start the JVMs faster.
     jars_cache_dir
-        Folder for the Kafka jars, passed to :func:`connector._jars.resolve_jars`.
+        Folder for the Kafka jars, passed to :func:`connector.testing.jars.resolve_jars`.
     """
 
     def __init__(

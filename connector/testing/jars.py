@@ -1,7 +1,7 @@
 """Fetch Maven artifacts, with their transitive dependencies, into a local folder of jars.
 
-The embedded test broker (:mod:`connector.local_kafka`) runs Apache Kafka from its Maven jars,
-so that a developer needs only ``pip`` and a Java runtime: no Kafka download, no Docker.
+The embedded test broker (:mod:`connector.testing.local_kafka`) runs Apache Kafka from its
+Maven jars, so that a developer needs only ``pip`` and a Java runtime: no Kafka download, no Docker.
 Resolution uses Maven when ``mvn`` is on ``PATH`` (it honours the user's mirrors and proxies
 in ``settings.xml``) and otherwise the Apache Ivy jar that pyspark ships, run with ``java``.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
-from connector.errors import JarResolutionError
+from connector.testing.errors import JarResolutionError
 
 __all__ = [
     "CACHE_ENV_VAR",
@@ -50,8 +50,6 @@ KAFKA_BROKER_COORDINATES: tuple[str, ...] = (
 )
 
 CACHE_ENV_VAR = "KAFKA_RESCALABLE_CACHE"
-
-MAVEN_CENTRAL = "https://repo1.maven.org/maven2/"
 
 # Pinned, rather than left to the default binding of the installed Maven, so that every Maven
 # version copies the same way.
@@ -434,14 +432,15 @@ def _ivy_module_xml(wanted: tuple[str, ...], transitive: bool = True) -> str:
 
 
 def _ivy_settings_xml(ivy_cache: Path) -> str:
-    # Maven Central only: a chain through ~/.m2 breaks on the half-filled local repositories
-    # (a POM without its jar) that IDEs leave behind. The lock lets two resolutions share the
-    # download cache at once.
+    # Ivy's own public resolver only, as its default settings declare it (no root: the address
+    # is Ivy's default, Maven Central): a chain through ~/.m2 breaks on the half-filled local
+    # repositories (a POM without its jar) that IDEs leave behind. The lock lets two
+    # resolutions share the download cache at once.
     return f"""<ivysettings>
-  <settings defaultResolver="central"/>
+  <settings defaultResolver="public"/>
   <caches defaultCacheDir={quoteattr(str(ivy_cache))} lockStrategy="artifact-lock-nio"/>
   <resolvers>
-    <ibiblio name="central" m2compatible="true" root={quoteattr(MAVEN_CENTRAL)}/>
+    <ibiblio name="public" m2compatible="true"/>
   </resolvers>
 </ivysettings>
 """

@@ -1,0 +1,49 @@
+"""The errors of the development tools: jar resolution and the local brokers.
+
+They are not the source's errors (a Spark query never raises them), so they live beside the
+tools; they still derive from :class:`state.errors.KafkaRescalableError`, the library's one
+root, so ``except KafkaRescalableError`` catches them too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from state.errors import KafkaRescalableError
+
+__all__ = ["BrokerStartError", "JarResolutionError"]
+
+
+class JarResolutionError(KafkaRescalableError):
+    """Maven artifacts could not be downloaded (no network, unknown coordinate, no Java).
+
+    Parameters
+    ----------
+    message
+        What failed, followed by the last lines the resolver printed.
+    output_tail
+        Those last lines alone, kept for callers that want to show them differently.
+    """
+
+    def __init__(self, message: str, output_tail: str = "") -> None:
+        self.output_tail = output_tail
+        super().__init__(message)
+
+
+class BrokerStartError(KafkaRescalableError):
+    """The local broker could not be formatted or started, or did not answer in time.
+
+    Parameters
+    ----------
+    message
+        What failed, the command, and the last lines of the broker's log.
+    log_tail
+        Those log lines alone.
+    command
+        The command that was run.
+    """
+
+    def __init__(self, message: str, log_tail: str = "", command: Sequence[str] = ()) -> None:
+        self.log_tail = log_tail
+        self.command = tuple(command)
+        super().__init__(message)

@@ -1,0 +1,88 @@
+"""The development tools (local brokers, jar resolution, CLIs) stand apart from the source.
+
+The source's modules never import :mod:`connector.testing`, checked on their text with ``ast``
+so an import inside a function is caught too; the tools are reached through their own modules
+and console scripts.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import connector
+
+CONNECTOR_DIR = Path(connector.__file__).resolve().parent
+TOOLS_PACKAGE = "connector.testing"
+# Kept so that ``python -m connector.local_kafka`` still works; it only re-exports the tool.
+COMPATIBILITY_SHIMS = {"local_kafka.py"}
+CONSOLE_SCRIPTS = ("kafka-rescalable-local-kafka", "kafka-rescalable-inspect")
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports, ``from package import name`` counted as ``package.name``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path.name}: use absolute imports"
+            base = node.module or ""
+            modules.add(base)
+            modules.update(f"{base}.{alias.name}" for alias in node.names)
+    return modules
+
+
+def _is_tools(module: str) -> bool:
+    return module == TOOLS_PACKAGE or module.startswith(f"{TOOLS_PACKAGE}.")
+
+
+def test_the_source_never_imports_the_development_tools() -> None:
+    sources = sorted(p for p in CONNECTOR_DIR.glob("*.py") if p.name not in COMPATIBILITY_SHIMS)
+    assert {p.name for p in sources} >= {"__init__.py", "source.py", "errors.py", "inspect.py"}
+    for path in sources:
+        tools = sorted(m for m in _imported_modules(path) if _is_tools(m))
+        assert not tools, f"connector/{path.name} imports {tools}"
+
+
+def test_the_check_sees_every_spelling_of_the_import(tmp_path: Path) -> None:
+    spellings = [
+        "import connector.testing.jars",
+        "from connector.testing import jars",
+        "from connector import testing",
+        "def later():\n    from connector.testing.errors import BrokerStartError",
+    ]
+    for number, text in enumerate(spellings):
+        path = tmp_path / f"module_{number}.py"
+        path.write_text(text + "\n", encoding="utf-8")
+        assert any(_is_tools(m) for m in _imported_modules(path)), text
+
+
+def test_the_compatibility_module_is_the_tool() -> None:
+    from connector import local_kafka as shim
+    from connector.testing import local_kafka
+
+    assert set(shim.__all__) == set(local_kafka.__all__)
+    for name in shim.__all__:
+        assert getattr(shim, name) is getattr(local_kafka, name), name
+    assert "compatibility" in (shim.__doc__ or "")
+
+
+def test_tool_errors_are_not_exported_as_the_source_errors() -> None:
+    assert not {"BrokerStartError", "JarResolutionError"} & set(connector.__all__)
+
+
+@pytest.mark.parametrize("script", CONSOLE_SCRIPTS)
+def test_console_script_is_installed_and_prints_its_help(script: str) -> None:
+    executable = Path(sys.executable).parent / script
+    assert executable.is_file(), f"{script} is not installed next to {sys.executable}"
+    completed = subprocess.run(
+        [str(executable), "--help"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "usage:" in completed.stdout
