@@ -150,7 +150,7 @@ def _group_memory(root: int) -> dict[str, float]:
             role = "driver source runner (Python)"
         elif "pyspark.daemon" in command or "pyspark.worker" in command:
             role = "Python workers"
-        elif "benchmarks.soak_query" in command:
+        elif "integration_tests.auto_query" in command:
             role = "driver (Python)"
         else:
             role = "other"
@@ -216,7 +216,7 @@ class Soak:
         log = out.with_suffix(".log").open("ab")
         self.log_files.append(out.with_suffix(".log"))
         process = start_query_process(
-            "benchmarks.soak_query",
+            "integration_tests.auto_query",
             [
                 master,
                 self.cluster.bootstrap_servers,
@@ -258,14 +258,7 @@ class Soak:
                 _wait(lambda: _commits_after(checkpoint, 0), "the first batch", 180)
                 while time.monotonic() - started < seconds:
                     time.sleep(max(0.0, self.args.kill_every - _RESTART_AFTER_S))
-                    fault_at = time.time()
-                    node = self.rng.choice(self.cluster.live_node_ids)
-                    self.cluster.kill(node)
-                    scenario.faults += 1
-                    time.sleep(_RESTART_AFTER_S)
-                    self.cluster.restart(node)
-                    _wait(lambda t=fault_at: _commits_after(checkpoint, t), "a batch", 300)
-                    scenario.recoveries_s.append(_first_commit_after(checkpoint, fault_at))
+                    self._bounce_in_place(scenario, checkpoint)
                     if process.poll() is not None:
                         scenario.notes.append("the query process died")
                         break
@@ -292,14 +285,7 @@ class Soak:
                 started = time.time()
                 _wait(lambda c=checkpoint, s=started: _commits_after(c, s), "a batch", 240)
                 time.sleep(self.rng.uniform(3, 10))
-                fault_at = time.time()
-                node = self.rng.choice(self.cluster.live_node_ids)
-                self.cluster.kill(node)
-                scenario.faults += 1
-                time.sleep(_RESTART_AFTER_S)
-                self.cluster.restart(node)
-                _wait(lambda c=checkpoint, t=fault_at: _commits_after(c, t), "a batch", 300)
-                scenario.recoveries_s.append(_first_commit_after(checkpoint, fault_at))
+                self._bounce_in_place(scenario, checkpoint)
                 time.sleep(max(0.0, self.args.phase_seconds - (time.time() - started)))
                 crash = phase % 2 == 1
                 stop_query_process(process, grace_s=None if crash else 60)
@@ -340,6 +326,7 @@ class Soak:
         return scenario
 
     def _bounce_in_place(self, scenario: Scenario, checkpoint: Path) -> None:
+        """SIGKILL a broker of the seeded schedule, restart it, time the query's recovery."""
         fault_at = time.time()
         node = self.rng.choice(self.cluster.live_node_ids)
         self.cluster.kill(node)

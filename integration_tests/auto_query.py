@@ -1,8 +1,10 @@
-"""A streaming query with ``parallelism=auto`` on a standalone cluster, run as its own process.
+"""A streaming query with ``parallelism=auto`` (or another), run as its own process.
 
 Usage: python -m integration_tests.auto_query MASTER BOOTSTRAP TOPIC OUTPUT CHECKPOINT
+[PARALLELISM]
 
-Runs until it is terminated; the test watches the checkpoint's offset log.
+Runs until it is terminated (SIGTERM stops it cleanly; SIGKILL is a crash the checkpoint must
+survive); the tests and the soak run (``benchmarks.soak``) watch the checkpoint's offset log.
 """
 
 from __future__ import annotations
@@ -14,11 +16,18 @@ from integration_tests.query_process import query_session
 from integration_tests.spark_helpers import kafka_stream
 
 
-def main(master: str, bootstrap: str, topic: str, output: str, checkpoint: str) -> None:
+def main(
+    master: str,
+    bootstrap: str,
+    topic: str,
+    output: str,
+    checkpoint: str,
+    parallelism: str = "auto",
+) -> None:
     """Run the query on ``master`` until SIGTERM, which stops it cleanly."""
     spark = query_session(
         master,
-        "auto-parallelism",
+        f"parallelism-{parallelism}",
         {
             "spark.executor.cores": "1",
             "spark.executor.memory": "512m",
@@ -26,7 +35,7 @@ def main(master: str, bootstrap: str, topic: str, output: str, checkpoint: str) 
         },
     )
     query = (
-        kafka_stream(spark, bootstrap, topic, parallelism="auto")
+        kafka_stream(spark, bootstrap, topic, parallelism=parallelism)
         .writeStream.format("parquet")
         .option("path", output)
         .option("checkpointLocation", checkpoint)
@@ -39,4 +48,4 @@ def main(master: str, bootstrap: str, topic: str, output: str, checkpoint: str) 
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:6])
+    main(*sys.argv[1:7])

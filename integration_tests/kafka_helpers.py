@@ -313,10 +313,15 @@ class BackgroundProducer:
         batch: int = 40,
         interval_s: float = 0.1,
         max_records: int = 200_000,
+        config: Mapping[str, object] | None = None,
+        flush_timeout_s: float = 30.0,
     ) -> None:
         import threading
 
-        self._producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 5})
+        self._producer = Producer(
+            {"bootstrap.servers": bootstrap_servers, "linger.ms": 5, **(config or {})}
+        )
+        self._flush_timeout_s = flush_timeout_s
         self._topic = topic
         self._partitions = partitions
         self._batch = batch
@@ -357,12 +362,12 @@ class BackgroundProducer:
                 sent += 1
             self._producer.poll(0)
             self._stop.wait(self._interval_s)
-        self._producer.flush(30)
+        self._producer.flush(self._flush_timeout_s)
 
     def stop(self) -> list[tuple[int, int]]:
         """Stop, wait for every acknowledgement, and return all positions produced."""
         self._stop.set()
-        self._thread.join(60)
+        self._thread.join(self._flush_timeout_s + 30)
         if self._errors:
             raise KafkaException(self._errors[0])
         return self.positions

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -109,3 +110,15 @@ def read_positions(spark: SparkSession, output: Path) -> list[tuple[int, int]]:
     """Every ``(partition, offset)`` in a Parquet sink's output, duplicates kept, sorted."""
     rows = spark.read.parquet(str(output)).select("partition", "offset").collect()
     return sorted((row.partition, row.offset) for row in rows)
+
+
+def rewrite_last_offset(checkpoint: Path, change: Callable[[dict], dict]) -> None:
+    """Replace the source offset of the checkpoint's last batch with ``change(offset)``.
+
+    For tests that stand for what Spark never writes by itself: a checkpoint of an older
+    connector, an offset past the log's end, a damaged entry.
+    """
+    path = checkpoint / "offsets" / str(max(offset_log(checkpoint)))
+    lines = path.read_text().splitlines()
+    lines[-1] = json.dumps(change(json.loads(lines[-1])))
+    path.write_text("\n".join(lines) + "\n")

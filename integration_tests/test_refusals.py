@@ -147,10 +147,13 @@ def test_an_unreachable_cluster_fails_the_stream_naming_the_servers(
 def test_a_corrupt_checkpoint_offset_is_refused_with_what_to_do(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path
 ) -> None:
-    import json
 
     from integration_tests.kafka_helpers import Record, produce
-    from integration_tests.spark_helpers import offset_log, run_available_now, start_parquet_stream
+    from integration_tests.spark_helpers import (
+        rewrite_last_offset,
+        run_available_now,
+        start_parquet_stream,
+    )
 
     create_topic(kafka_bootstrap, topic_name, partitions=1)
     produce(kafka_bootstrap, topic_name, [Record(value=b"v")] * 5)
@@ -162,13 +165,12 @@ def test_a_corrupt_checkpoint_offset_is_refused_with_what_to_do(
         )
 
     run_available_now(start())
-    last = max(offset_log(checkpoint))
-    path = checkpoint / "offsets" / str(last)
-    lines = path.read_text().splitlines()
-    document = json.loads(lines[-1])
-    document["slots"][0][topic_name]["0"] = "five"  # valid JSON, not an offset
-    lines[-1] = json.dumps(document)
-    path.write_text("\n".join(lines) + "\n")
+
+    def not_an_offset(document: dict) -> dict:
+        document["slots"][0][topic_name]["0"] = "five"  # valid JSON, not an offset
+        return document
+
+    rewrite_last_offset(checkpoint, not_an_offset)
     produce(kafka_bootstrap, topic_name, [Record(value=b"w")])
     with pytest.raises(Exception) as caught:
         start().awaitTermination(120)

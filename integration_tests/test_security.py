@@ -124,38 +124,11 @@ def test_a_principal_without_read_is_told_the_topic_and_permission(
     spark: SparkSession, secured: LocalKafkaCluster, topic_name: str
 ) -> None:
     filled_topic(secured, topic_name, readers=())
-    grant_describe_only(secured, "bob", topic_name)
+    secured.allow_read("bob", topic=topic_name, operations=("DESCRIBE",))
     options = source_options(secured, "SASL_PLAINTEXT", "PLAIN", "bob", BOB_PASSWORD)
     text = error_of_batch_read(spark, options, topic_name)
     assert "KafkaAuthorizationError" in text
     assert f"not authorized to READ topic {topic_name}" in text
-
-
-def grant_describe_only(cluster: LocalKafkaCluster, user: str, topic: str) -> None:
-    """Let ``user`` see ``topic`` (DESCRIBE) but not read it; wait until the ACL is listed."""
-    from confluent_kafka.admin import (
-        AclBinding,
-        AclBindingFilter,
-        AclOperation,
-        AclPermissionType,
-        AdminClient,
-        ResourcePatternType,
-        ResourceType,
-    )
-
-    from integration_tests.spark_helpers import wait_until
-
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap_for("PLAINTEXT")})
-    binding = AclBinding(
-        ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, f"User:{user}", "*",
-        AclOperation.DESCRIBE, AclPermissionType.ALLOW,
-    )
-    admin.create_acls([binding])[binding].result(30)
-    wanted = AclBindingFilter(
-        ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, f"User:{user}", None,
-        AclOperation.DESCRIBE, AclPermissionType.ALLOW,
-    )
-    wait_until(lambda: bool(admin.describe_acls(wanted).result(30)), "the DESCRIBE ACL")
 
 
 SECRET_QUERY = '''

@@ -8,7 +8,6 @@ every new record once. A checkpoint written before ids were kept (version 1) res
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -24,9 +23,22 @@ from integration_tests.kafka_helpers import (
 from integration_tests.spark_helpers import (
     offset_log,
     read_positions,
+    rewrite_last_offset,
     run_available_now,
     start_parquet_stream,
 )
+
+
+def run_to_end(
+    spark: SparkSession, bootstrap: str, topic: str, tmp_path: Path, **options: str
+) -> None:
+    """Run one AvailableNow query of ``topic`` on the test's checkpoint, to its end."""
+    run_available_now(
+        start_parquet_stream(
+            spark, bootstrap, topic, tmp_path / "out", tmp_path / "checkpoint",
+            available_now=True, **options,
+        )
+    )
 
 
 def recreate(bootstrap: str, topic: str, partitions: int) -> None:
@@ -49,11 +61,8 @@ def test_recreated_topic_refilled_past_the_checkpoint(
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
     def run() -> None:
-        run_available_now(
-            start_parquet_stream(
-                spark, kafka_bootstrap, topic_name, output, checkpoint,
-                available_now=True, failOnDataLoss=fail_on_data_loss,
-            )
+        run_to_end(
+            spark, kafka_bootstrap, topic_name, tmp_path, failOnDataLoss=fail_on_data_loss
         )
 
     run()
@@ -85,15 +94,10 @@ def test_recreated_topic_with_fewer_records_restarts_at_its_earliest(
 ) -> None:
     create_topic(kafka_bootstrap, topic_name, partitions=1)
     produce(kafka_bootstrap, topic_name, [Record(value=b"old%d" % i) for i in range(50)])
-    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    output = tmp_path / "out"
 
     def run() -> None:
-        run_available_now(
-            start_parquet_stream(
-                spark, kafka_bootstrap, topic_name, output, checkpoint,
-                available_now=True, failOnDataLoss="false",
-            )
-        )
+        run_to_end(spark, kafka_bootstrap, topic_name, tmp_path, failOnDataLoss="false")
 
     run()
     recreate(kafka_bootstrap, topic_name, partitions=1)
@@ -111,20 +115,11 @@ def test_a_version_1_checkpoint_resumes_and_learns_topic_ids(
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
     def run() -> None:
-        run_available_now(
-            start_parquet_stream(
-                spark, kafka_bootstrap, topic_name, output, checkpoint, available_now=True
-            )
-        )
+        run_to_end(spark, kafka_bootstrap, topic_name, tmp_path)
 
     run()
     # Rewrite the last offset entry as an older connector wrote it: version 1, no ids.
-    last_id = max(offset_log(checkpoint))
-    path = checkpoint / "offsets" / str(last_id)
-    lines = path.read_text().splitlines()
-    document = json.loads(lines[-1])
-    lines[-1] = json.dumps({"version": 1, "slots": document["slots"]})
-    path.write_text("\n".join(lines) + "\n")
+    rewrite_last_offset(checkpoint, lambda document: {"version": 1, "slots": document["slots"]})
     later = produce(kafka_bootstrap, topic_name, [Record(value=b"b%d" % i) for i in range(20)])
     run()
     assert read_positions(spark, output) == sorted(first + later)
@@ -140,23 +135,16 @@ def test_an_end_gone_back_with_the_same_topic_id_goes_on_from_the_new_end(
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
     def run() -> None:
-        run_available_now(
-            start_parquet_stream(
-                spark, kafka_bootstrap, topic_name, output, checkpoint,
-                available_now=True, failOnDataLoss="false",
-            )
-        )
+        run_to_end(spark, kafka_bootstrap, topic_name, tmp_path, failOnDataLoss="false")
 
     run()
     # As after an unclean leader election: the checkpoint is past the log's end, the topic
     # (its id) the same. It must not be read again from its start.
-    last_id = max(offset_log(checkpoint))
-    path = checkpoint / "offsets" / str(last_id)
-    lines = path.read_text().splitlines()
-    document = json.loads(lines[-1])
-    document["slots"][0][topic_name]["0"] = 80
-    lines[-1] = json.dumps(document)
-    path.write_text("\n".join(lines) + "\n")
+    def past_the_end(document: dict) -> dict:
+        document["slots"][0][topic_name]["0"] = 80
+        return document
+
+    rewrite_last_offset(checkpoint, past_the_end)
     run()
     later = produce(kafka_bootstrap, topic_name, [Record(value=b"b%d" % i) for i in range(5)])
     run()

@@ -462,13 +462,15 @@ class LocalKafkaCluster(StartStopContext):
         *,
         topic: str | None = None,
         group: str | None = None,
+        operations: tuple[str, ...] = ("READ", "DESCRIBE"),
         timeout_s: float = 30.0,
     ) -> None:
         """Grant ``user`` READ and DESCRIBE on ``topic`` and on consumer group ``group``.
 
         A consumer in a group needs both; granting one alone lets a test see the error of
-        the other. Returns once the authorizer lists the new ACLs, so a client started next
-        is allowed.
+        the other. ``operations`` grants others, or fewer (``("DESCRIBE",)`` lets a principal
+        see a topic it may not read). Returns once the authorizer lists the new ACLs, so a
+        client started next is allowed.
 
         Raises
         ------
@@ -512,7 +514,7 @@ class LocalKafkaCluster(StartStopContext):
                 AclPermissionType.ALLOW,
             )
             for kind, name in resources
-            for operation in (AclOperation.READ, AclOperation.DESCRIBE)
+            for operation in (AclOperation[name] for name in operations)
         ]
         # PLAINTEXT is a super user's listener here (see connector.testing.security).
         admin = AdminClient(self._live_admin_config())
