@@ -98,6 +98,11 @@ def test_min_offsets_waits_and_max_trigger_delay_fires(
         produce(kafka_bootstrap, topic_name, [Record(value=b"many") for _ in range(150)])
         before = committed_batches(checkpoint)
         wait_until(lambda: committed_batches(checkpoint) > before, "a batch once 150 >= 100 wait")
+        # Spark writes the commit file before it reports the batch's progress.
+        wait_until(
+            lambda: (query.lastProgress or {}).get("batchId", -1) >= before,
+            "the progress report of the batch that read the 150",
+        )
         assert query.exception() is None
         progress = query.lastProgress["sources"][0]
     finally:
