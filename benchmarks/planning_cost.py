@@ -85,8 +85,8 @@ def profile_planning(bootstrap: str, topic: str) -> str:
 
 
 def _reader(bootstrap: str, topic: str):
-    from connector.options import parse_options
-    from connector.stream_reader import KafkaStreamReader
+    from connector.config.options import parse_options
+    from connector.driver.stream_reader import KafkaStreamReader
 
     options = parse_options(
         {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, "startingOffsets": "earliest"},

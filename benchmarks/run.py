@@ -165,9 +165,9 @@ def _throughput(
     bootstrap: str, run_id: str, chosen: Sequence[Workload], runs: int
 ) -> list[report.ThroughputRow]:
     """Produce each workload once, then read it with every contender."""
-    from connector.range_reader import FETCH_DEFAULTS
+    from connector.executor.range_reader import FETCH_DEFAULTS
 
-    # What our executors' consumers get by default (see connector.planning.read_settings).
+    # What our executors' consumers get by default (see connector.executor.tasks.read_settings).
     client_config = {**FETCH_DEFAULTS, "isolation.level": "read_uncommitted"}
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-warehouse-") as warehouse:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from connector._logging import logger
-from connector.options import KafkaSourceOptions
+from connector.config.options import KafkaSourceOptions
 
 __all__ = [
     "ClientErrors",

@@ -8,12 +8,12 @@ from typing import Any, Final, NoReturn
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
 from pyspark.sql.types import StructType
 
-from connector.batch_reader import KafkaBatchReader
+from connector.config.kafka_config import check_client_accepts
+from connector.config.options import KafkaSourceOptions, Mode, include_headers, parse_options
+from connector.driver.batch_reader import KafkaBatchReader
+from connector.driver.stream_reader import KafkaStreamReader
 from connector.errors import KafkaSourceError
-from connector.kafka_config import check_client_accepts
-from connector.options import KafkaSourceOptions, Mode, include_headers, parse_options
 from connector.schema import spark_schema
-from connector.stream_reader import KafkaStreamReader
 
 __all__ = ["KafkaSource"]
 

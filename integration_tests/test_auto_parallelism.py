@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from connector.cluster_cores import application_cores
+from connector.driver.cluster_cores import application_cores
 from integration_tests.cluster import StandaloneCluster
 from integration_tests.fake_spark_ui import FakeSparkUi
 from integration_tests.kafka_helpers import BackgroundProducer, Record, create_topic, produce

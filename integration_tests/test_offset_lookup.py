@@ -16,9 +16,9 @@ from confluent_kafka import IsolationLevel, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from connector.config.options import parse_options
+from connector.driver.kafka_metadata import KafkaMetadata
 from connector.errors import KafkaMetadataError
-from connector.kafka_metadata import KafkaMetadata
-from connector.options import parse_options
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from state import TopicPartition
 

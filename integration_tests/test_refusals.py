@@ -186,10 +186,10 @@ def test_an_unreachable_cluster_logs_a_few_lines_not_a_flood(
 ) -> None:
     import logging
 
+    from connector.config.options import SubscribeTopics, parse_options
+    from connector.driver.kafka_metadata import KafkaMetadata
     from connector.errors import KafkaMetadataError
     from connector.kafka_clients import librdkafka_logger
-    from connector.kafka_metadata import KafkaMetadata
-    from connector.options import SubscribeTopics, parse_options
 
     nowhere = f"127.0.0.1:{free_port()}"
     options = parse_options(

@@ -8,7 +8,7 @@ import inspect
 import pytest
 
 from connector._gc import cycle_collector_paused
-from connector.stream_reader import KafkaStreamReader
+from connector.driver.stream_reader import KafkaStreamReader
 
 
 def test_paused_inside_and_on_again_after_even_on_error() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from connector.options import parse_options
-from connector.planning import read_settings
+from connector.config.options import parse_options
+from connector.executor.tasks import read_settings
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "events"}
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from connector.config.options import parse_options
 from connector.kafka_clients import ClientErrors, _RepeatFilter, executor_config
-from connector.options import parse_options
 
 
 class FakeKafkaError:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from connector.errors import InvalidOptionError, UnsupportedKafkaSettingError
-from connector.options import (
+from connector.config.options import (
     AssignPartitions,
     OffsetBound,
     SubscribePattern,
@@ -13,6 +12,7 @@ from connector.options import (
     include_headers,
     parse_options,
 )
+from connector.errors import InvalidOptionError, UnsupportedKafkaSettingError
 from state import TopicPartition
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "orders"}

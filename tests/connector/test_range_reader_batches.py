@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.arrow_rows import messages_to_batch
-from connector.range_reader import RangeReadSettings, _accept_with_events, _take_in_range
+from connector.executor.arrow_rows import messages_to_batch
+from connector.executor.range_reader import RangeReadSettings, _accept_with_events, _take_in_range
 from state import OffsetRange
 
 

@@ -15,8 +15,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.options import parse_options
-from connector.stream_reader import KafkaStreamReader, _DocumentCache, backlog_report, clip_to
+from connector.config.options import parse_options
+from connector.driver.stream_reader import (
+    KafkaStreamReader,
+    _DocumentCache,
+    backlog_report,
+    clip_to,
+)
 from state import (
     EVENT_TIME_KEY,
     ForeignCheckpointError,
@@ -210,7 +215,7 @@ def test_event_time_extras_are_reused_when_identical(parses: list[object]) -> No
 
 
 def test_a_recreated_topic_reads_nothing_in_the_batch_that_finds_it() -> None:
-    from connector.stream_reader import clip_to
+    from connector.driver.stream_reader import clip_to
     from state import PartitionOffset as P
 
     start = OffsetState.of([[P("orders", 0, 50), P("audit", 0, 7)]])
@@ -223,7 +228,7 @@ def test_a_recreated_topic_reads_nothing_in_the_batch_that_finds_it() -> None:
 
 
 def test_a_partition_whose_end_went_back_reads_nothing() -> None:
-    from connector.stream_reader import clip_to
+    from connector.driver.stream_reader import clip_to
     from state import PartitionOffset as P
 
     start = OffsetState.of([[P("orders", 0, 50)]])

@@ -1,41 +1,18 @@
-"""Glue between the pure planner in ``state`` and Spark's input partitions."""
+"""Driver side of a batch's tasks: how many reader slots, and the tasks of ``[start, end)``.
+
+The cutting itself is pure (``state.plan_tasks``); this module feeds it the options and asks
+the cluster for its cores when ``parallelism`` is ``auto``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-
-import pyarrow as pa
-from pyspark.sql.datasource import InputPartition
-
 from connector._logging import logger
-from connector.cluster_cores import application_cores
-from connector.kafka_clients import executor_config
-from connector.options import KafkaSourceOptions
-from connector.range_reader import RangeReadSettings, read_ranges
-from state import OffsetRange, OffsetState, plan_tasks
+from connector.config.options import KafkaSourceOptions
+from connector.driver.cluster_cores import application_cores
+from connector.executor.tasks import KafkaInputPartition
+from state import OffsetState, plan_tasks
 
-__all__ = [
-    "KafkaInputPartition",
-    "describe_assignment",
-    "plan_input_partitions",
-    "read_input_partition",
-    "read_settings",
-    "slot_count",
-]
-
-
-
-@dataclass(frozen=True)
-class KafkaInputPartition(InputPartition):
-    """One Spark task: the offset ranges one reader slot reads in this batch.
-
-    ``slot`` is the reader slot the ranges belong to; when a long range was cut so that idle
-    slots get work, every piece keeps the slot it was cut from.
-    """
-
-    slot: int
-    ranges: tuple[OffsetRange, ...]
+__all__ = ["describe_assignment", "plan_input_partitions", "slot_count"]
 
 
 def plan_input_partitions(
@@ -77,26 +54,6 @@ def slot_count(options: KafkaSourceOptions, partition_count: int, current_slots:
             "parallelism=auto: the application has %d cores, using %d reader slots", cores, cores
         )
     return cores
-
-
-def read_settings(options: KafkaSourceOptions) -> RangeReadSettings:
-    """Return what executors need to read ranges; it travels with the pickled reader."""
-    return RangeReadSettings(
-        consumer_config=executor_config(options),
-        include_headers=options.include_headers,
-        fail_on_data_loss=options.fail_on_data_loss,
-        poll_timeout_ms=options.poll_timeout_ms,
-        batch_size=options.batch_size,
-    )
-
-
-def read_input_partition(
-    partition: InputPartition, settings: RangeReadSettings
-) -> Iterator[pa.RecordBatch]:
-    """Read one task; Spark hands a placeholder partition to a batch plan with no ranges."""
-    if not isinstance(partition, KafkaInputPartition):
-        return iter(())
-    return read_ranges(partition.ranges, settings)
 
 
 def describe_assignment(state: OffsetState) -> str:

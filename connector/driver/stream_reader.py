@@ -25,8 +25,16 @@ from pyspark.sql.streaming.datasource import (
 
 from connector._gc import cycle_collector_paused
 from connector._logging import logger
-from connector.admission import cap_end_offsets
-from connector.alignment import align_end_offsets
+from connector.config.options import AssignPartitions, KafkaSourceOptions
+from connector.driver.alignment import align_end_offsets
+from connector.driver.kafka_metadata import (
+    KafkaMetadata,
+    LiveTopics,
+    describe_partitions,
+    missing_partitions,
+)
+from connector.driver.positions import resolve_bound
+from connector.driver.slots import describe_assignment, plan_input_partitions, slot_count
 from connector.errors import (
     CheckpointOffsetError,
     DataLossError,
@@ -34,22 +42,8 @@ from connector.errors import (
     KafkaMetadataError,
     MissingTopicError,
 )
+from connector.executor.tasks import read_input_partition, read_settings
 from connector.kafka_clients import group_committer
-from connector.kafka_metadata import (
-    KafkaMetadata,
-    LiveTopics,
-    describe_partitions,
-    missing_partitions,
-)
-from connector.options import AssignPartitions, KafkaSourceOptions
-from connector.planning import (
-    describe_assignment,
-    plan_input_partitions,
-    read_input_partition,
-    read_settings,
-    slot_count,
-)
-from connector.positions import resolve_bound
 from state import (
     EVENT_TIME_KEY,
     MAX_OFFSET,
@@ -64,6 +58,7 @@ from state import (
     rebalance,
     recreated_topics,
 )
+from state.admission import cap_end_offsets
 
 __all__ = ["KafkaStreamReader"]
 
@@ -209,7 +204,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._metadata
 
     def _slot_count(self, partition_count: int, current_slots: int = 0) -> int:
-        """Return the slot count for the next batch (see :func:`connector.planning.slot_count`)."""
+        """Return the next batch's slot count (see :func:`connector.driver.slots.slot_count`)."""
         return slot_count(self._options, partition_count, current_slots)
 
     def initialOffset(self) -> dict:

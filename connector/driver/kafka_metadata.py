@@ -19,13 +19,13 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
+from connector.config.options import AssignPartitions, KafkaSourceOptions, Subscription
 from connector.errors import (
     KafkaAuthenticationError,
     KafkaAuthorizationError,
     KafkaMetadataError,
 )
 from connector.kafka_clients import ClientErrors, admin_client, driver_consumer, serve_events
-from connector.options import AssignPartitions, KafkaSourceOptions, Subscription
 from state import TopicPartition
 
 __all__ = [

@@ -8,16 +8,12 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from connector._logging import logger
+from connector.config.options import AssignPartitions, KafkaSourceOptions
+from connector.driver.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
+from connector.driver.positions import resolve_bound
+from connector.driver.slots import plan_input_partitions, slot_count
 from connector.errors import InvalidOptionError
-from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
-from connector.options import AssignPartitions, KafkaSourceOptions
-from connector.planning import (
-    plan_input_partitions,
-    read_input_partition,
-    read_settings,
-    slot_count,
-)
-from connector.positions import resolve_bound
+from connector.executor.tasks import read_input_partition, read_settings
 from state import OffsetState, PartitionOffset, rebalance
 
 __all__ = ["KafkaBatchReader"]

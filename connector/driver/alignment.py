@@ -13,9 +13,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from connector.config.options import KafkaSourceOptions
+from connector.driver.kafka_metadata import KafkaMetadata
 from connector.kafka_clients import probe_consumer
-from connector.kafka_metadata import KafkaMetadata
-from connector.options import KafkaSourceOptions
 from state import EventTimePositions, PartitionClock, TopicPartition, alignment_frontier
 
 __all__ = ["AlignedEnds", "align_end_offsets"]

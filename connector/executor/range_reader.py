@@ -9,7 +9,7 @@ yet the end-of-log event still arrives once the consumer has passed them.
 Each ``consume()`` batch without error events (nearly all of them) is turned into one Arrow
 batch first and then cut with Arrow kernels, per run of consecutive records of one partition,
 so no Python code runs per record beyond the accessor calls in
-:func:`connector.arrow_rows.messages_to_batch`. A batch holding an error event (end of log,
+:func:`connector.executor.arrow_rows.messages_to_batch`. A batch holding an error event (end of log,
 lost records, a failure) is handled record by record, which gives the same result.
 """
 
@@ -23,15 +23,15 @@ import pyarrow as pa
 
 from connector._gc import cycle_collector_paused
 from connector._logging import logger
-from connector.arrow_rows import messages_to_batch
+from connector.config.kafka_config import redacted_settings
 from connector.errors import (
     DataLossError,
     KafkaAuthenticationError,
     KafkaAuthorizationError,
     KafkaReadError,
 )
+from connector.executor.arrow_rows import messages_to_batch
 from connector.kafka_clients import ClientErrors, executor_consumer
-from connector.kafka_config import redacted_settings
 from state import OffsetRange, TopicPartition
 
 __all__ = ["FETCH_DEFAULTS", "RangeReadSettings", "read_ranges"]

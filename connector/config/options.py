@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Literal
 
+from connector.config.kafka_config import redacted_settings, translate_kafka_settings
 from connector.errors import InvalidOptionError
-from connector.kafka_config import redacted_settings, translate_kafka_settings
 from state import TopicPartition
 
 __all__ = [

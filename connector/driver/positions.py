@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from connector.config.options import EARLIEST_OFFSET, LATEST_OFFSET, OffsetBound
+from connector.driver.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
 from connector.errors import InvalidOptionError
-from connector.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
-from connector.options import EARLIEST_OFFSET, LATEST_OFFSET, OffsetBound
 from state import TopicPartition
 
 __all__ = ["resolve_bound"]
