@@ -7,6 +7,11 @@ the lists can be redistributed when the number of slots changes (Flink's FLIP-8 
 - ``state.offset_state``: :class:`OffsetState`, the per-slot sub-states.
 - ``state.document``: :class:`SlotsDocument`, the versioned JSON in Spark's offset log.
 - ``state.rebalancer``: :func:`rebalance`, the assignment of partitions to slots.
+- ``state.batch_boundary``: where the next micro-batch ends (data loss, minimum and cap,
+  AvailableNow target, rebalance, backlog), decided from plain values.
+- ``state.batch_edges``: a batch's start clipped to its end, and the backlog its end leaves.
+- ``state.admission``: the row cap shared among partitions by backlog.
+- ``state.missing_topics``: subscribed topics that do not exist, and since when.
 - ``state.planning``: :func:`plan_tasks`, the tasks of one micro-batch.
 - ``state.topic_identity``: :func:`recreated_topics`, topic ids across batches.
 - ``state.event_time``: :func:`alignment_frontier` and the checkpointed event-time clocks.

@@ -1,5 +1,8 @@
 """The slots document: the JSON Spark keeps in its checkpoint offset log for this source.
 
+The module is long because every refusal of a checkpointed document names the path of the bad
+value and says what to do, and both versions of the format are read here.
+
 Shape, version 2::
 
     {"version": 2, "slots": [{"<topic>": {"<partition>": <next offset>}}, ...],

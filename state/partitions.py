@@ -8,11 +8,19 @@ a string changes from process to process and must never decide anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["MAX_OFFSET", "MAX_PARTITION", "OffsetRange", "PartitionOffset", "TopicPartition"]
+__all__ = [
+    "MAX_OFFSET",
+    "MAX_PARTITION",
+    "OffsetRange",
+    "PartitionOffset",
+    "TopicPartition",
+    "describe_partitions",
+    "missing_partitions",
+]
 
 MAX_PARTITION: Final = 2**31 - 1
 """Largest partition id: Kafka partition ids are 32-bit signed integers."""
@@ -242,3 +250,18 @@ def _offset_range(topic: str, partition: int, start: int, until: int) -> OffsetR
     _OR_START(value, start)
     _OR_UNTIL(value, until)
     return value
+
+
+def missing_partitions(
+    wanted: Collection[TopicPartition], existing: Collection[TopicPartition]
+) -> list[TopicPartition]:
+    """Return the partitions of ``wanted`` that do not exist, sorted for stable messages."""
+    existing_set = set(existing)
+    return sorted(tp for tp in wanted if tp not in existing_set)
+
+
+def describe_partitions(
+    partitions: Collection[TopicPartition] | Mapping[TopicPartition, Any],
+) -> str:
+    """``orders-0, orders-3`` for messages."""
+    return ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(partitions))

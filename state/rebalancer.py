@@ -4,6 +4,9 @@ A pure function, like Flink's split assignment, but balanced over all topics tog
 than per topic: Flink's ``KafkaSourceEnumerator.getSplitOwner`` spreads each topic from a
 hash-chosen start index, so two topics of 4 partitions over 8 readers can leave readers idle.
 
+The module is long because the proof that it keeps the invariants of DESIGN.md (no partition
+dropped or duplicated, the fewest moves, no idle slot) is written next to the code it is about.
+
 The algorithm has two phases.
 
 1. *Counts.* Every slot gets a quota, ``P // N`` or one more (``P % N`` slots, given to the

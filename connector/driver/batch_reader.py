@@ -8,13 +8,12 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from connector._logging import logger
-from connector.config.options import AssignPartitions, KafkaSourceOptions
-from connector.driver.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
+from connector.config.options import KafkaSourceOptions
+from connector.driver.kafka_metadata import KafkaMetadata
 from connector.driver.positions import resolve_bound
-from connector.driver.slots import plan_input_partitions, slot_count
+from connector.driver.slots import plan_input_partitions, starting_state
 from connector.errors import InvalidOptionError
 from connector.executor.tasks import read_input_partition, read_settings
-from state import OffsetState, PartitionOffset, rebalance
 
 __all__ = ["KafkaBatchReader"]
 
@@ -41,16 +40,9 @@ class KafkaBatchReader(DataSourceReader):
                     ", ".join(found.missing),
                     options.bootstrap_servers,
                 )
-            if isinstance(options.subscription, AssignPartitions):
-                absent = missing_partitions(options.subscription.partitions, live)
-                if absent:
-                    msg = (
-                        f"{describe_partitions(absent)} do not exist on "
-                        f"{options.bootstrap_servers}"
-                    )
-                    raise InvalidOptionError("assign", msg)
-            start = resolve_bound(options.starting, "startingOffsets", live, metadata)
+            start_state = starting_state(options, metadata, live)
             end = resolve_bound(options.ending, "endingOffsets", live, metadata)
+        start = start_state.offsets()
         for tp in sorted(live):
             if end[tp] < start[tp]:
                 msg = (
@@ -58,9 +50,6 @@ class KafkaBatchReader(DataSourceReader):
                     f"offset {start[tp]}; the end must not precede the start"
                 )
                 raise InvalidOptionError("endingOffsets", msg)
-        slots = slot_count(options, len(live))
-        sub_states = [PartitionOffset(tp.topic, tp.partition, start[tp]) for tp in live]
-        start_state = rebalance(OffsetState.of([]), slots, sub_states).state
         return plan_input_partitions(start_state, start_state.with_offsets(end), options)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

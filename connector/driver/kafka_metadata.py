@@ -20,6 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
 from connector.config.options import AssignPartitions, KafkaSourceOptions, Subscription
+from connector.driver.kafka_errors import (
+    authentication_failed,
+    gave_up,
+    is_retriable,
+    kafka_error_of,
+    not_authorized,
+)
 from connector.errors import (
     KafkaAuthenticationError,
     KafkaAuthorizationError,
@@ -27,13 +34,14 @@ from connector.errors import (
 )
 from connector.kafka_clients import ClientErrors, admin_client, driver_consumer, serve_events
 from state import TopicPartition
+from state.batch_boundary import KafkaNow
+from state.partitions import describe_partitions
 
 __all__ = [
     "EARLIEST_TIMESTAMP",
     "LATEST_TIMESTAMP",
     "KafkaMetadata",
     "LiveTopics",
-    "is_retriable",
 ]
 
 _T = TypeVar("_T")
@@ -45,44 +53,11 @@ LATEST_TIMESTAMP: Final = -1
 EARLIEST_TIMESTAMP: Final = -2
 """Kafka's ListOffsets timestamp for the first offset still present in a partition."""
 
-_RETRIABLE_CODES: Final = frozenset(
-    {
-        -195,  # _TRANSPORT: a broker connection failed (killed, restarting, unreachable)
-        -187,  # _ALL_BROKERS_DOWN
-        -185,  # _TIMED_OUT
-        -180,  # _WAIT_COORD
-        5,  # LEADER_NOT_AVAILABLE: an election is under way
-        6,  # NOT_LEADER_OR_FOLLOWER: our metadata names the old leader
-        7,  # REQUEST_TIMED_OUT
-        8,  # BROKER_NOT_AVAILABLE
-        9,  # REPLICA_NOT_AVAILABLE
-        13,  # NETWORK_EXCEPTION
-        15,  # COORDINATOR_NOT_AVAILABLE
-        16,  # NOT_COORDINATOR
-        19,  # NOT_ENOUGH_REPLICAS
-        56,  # KAFKA_STORAGE_ERROR
-        74,  # FENCED_LEADER_EPOCH
-        75,  # UNKNOWN_LEADER_EPOCH
-        78,  # OFFSET_NOT_AVAILABLE: a new leader is not caught up yet
-    }
-)
-"""Kafka errors that a leader change, a broker restart or an outage cause, and that go away
-by themselves: retried until ``fetchOffset.retryTimeout``. librdkafka's own ``retriable()``
-flag is also honoured, but it leaves out the transport errors a killed broker causes."""
-
-_UNREACHABLE_CODES: Final = frozenset({-195, -187, -185, -193})
 _TOPIC_AUTHORIZATION_FAILED: Final = 29
 _UNKNOWN_TOPIC: Final = frozenset({3, 100})  # UNKNOWN_TOPIC_OR_PART, UNKNOWN_TOPIC_ID
 _MAX_ATTEMPT_S: Final = 5.0
 _NO_TOPIC_ID: Final = "AAAAAAAAAAAAAAAAAAAAAA"  # Kafka's all-zero id, printed in base64
 _MAX_BACKOFF_S: Final = 1.0
-
-
-def is_retriable(error: Any) -> bool:
-    """Whether a confluent-kafka ``KafkaError`` is a transient one (see ``_RETRIABLE_CODES``)."""
-    if error is None or not hasattr(error, "code"):
-        return False
-    return error.code() in _RETRIABLE_CODES or bool(error.retriable())
 
 
 @dataclass(frozen=True)
@@ -159,6 +134,24 @@ class KafkaMetadata:
         """
         return self.live(subscription).partitions
 
+    def look_up(self, subscription: Subscription) -> tuple[LiveTopics, KafkaNow]:
+        """Return the subscription's live partitions and ids, and what a batch boundary needs.
+
+        The ids are read again after the offsets: a topic re-created in between would pair
+        the old topic's id with the new topic's offsets, and the next batch would read the new
+        topic's records twice (once as the old topic's, once from its start).
+        """
+        for _ in range(3):
+            found = self.live(subscription, with_ids=True)
+            latest = self.latest(found.partitions)
+            if self.topic_ids(list(found.topic_ids)) == dict(found.topic_ids):
+                return found, KafkaNow(found.partitions, found.topic_ids, latest)
+        msg = (
+            "the subscribed topics kept being deleted and re-created while the batch was "
+            f"planned ({subscription.describe()}); try again once they are stable"
+        )
+        raise KafkaMetadataError(msg)
+
     def live(self, subscription: Subscription, with_ids: bool = False) -> LiveTopics:
         """Return the subscription's partitions, missing topics and, with ``with_ids``, ids.
 
@@ -191,7 +184,7 @@ class KafkaMetadata:
         # not exist; asking for a named one by name tells the two apart.
         forbidden.extend(name for name in absent if self._forbidden(name))
         if forbidden:
-            raise _not_authorized(sorted(forbidden), "DESCRIBE", self._options)
+            raise not_authorized(sorted(forbidden), "DESCRIBE", self._options)
         if isinstance(subscription, AssignPartitions):
             found &= subscription.partitions
         missing = tuple(sorted(set(named) - present))
@@ -234,7 +227,7 @@ class KafkaMetadata:
                     if code in _UNKNOWN_TOPIC:
                         continue  # deleted since it was listed: the next batch sees it gone
                     if code == _TOPIC_AUTHORIZATION_FAILED:
-                        raise _not_authorized([name], "DESCRIBE", self._options) from exc
+                        raise not_authorized([name], "DESCRIBE", self._options) from exc
                     raise
             return ids
 
@@ -350,20 +343,22 @@ class KafkaMetadata:
                 raise
             except Exception as exc:  # confluent-kafka raises KafkaException or plain errors
                 serve_events(client)
-                error = _kafka_error(exc)
+                error = kafka_error_of(exc)
                 refusal = self._errors.authentication
                 if refusal is not None:
                     # Twice in a row: a broker just restarted may refuse a login for a moment.
                     refused_logins += 1
                     if refused_logins >= 2:
-                        raise _authentication_failed(refusal, options) from exc
+                        raise authentication_failed(refusal, options) from exc
                 else:
                     refused_logins = 0
                 if not is_retriable(error) and refusal is None:
                     other_failures += 1
                 now = time.monotonic()
                 if now >= deadline or other_failures > options.fetch_offset_retries:
-                    raise self._gave_up(what, exc, error, attempts, now - started) from exc
+                    raise gave_up(
+                        options, self._errors.last, what, exc, error, attempts, now - started
+                    ) from exc
                 time.sleep(min(pause, max(0.0, deadline - now)))
                 pause = min(pause * 2, _MAX_BACKOFF_S)
                 self._renew(attempts, deadline)
@@ -371,86 +366,8 @@ class KafkaMetadata:
             serve_events(client)
             return result
 
-    def _gave_up(
-        self, what: str, exc: Exception, error: Any, attempts: int, elapsed_s: float
-    ) -> KafkaMetadataError:
-        """Build the error of a lookup that failed for good: the last Kafka error, advice."""
-        options = self._options
-        last = self._errors.last
-        reason = str(exc)
-        if error is not None and getattr(error, "code", lambda: None)() in _UNREACHABLE_CODES:
-            if last is not None and str(last.str()) not in reason:
-                reason = f"{reason} (last client error: {last.str()})"
-            advice = (
-                f"Check 'kafka.bootstrap.servers' ({options.bootstrap_servers}), that the "
-                "brokers run and are reachable from the Spark driver, and the security settings"
-            )
-        elif is_retriable(error):
-            advice = (
-                "The partitions had no available leader for that long; check the brokers' "
-                "health (kafka-topics --describe)"
-            )
-        else:
-            advice = "Check the brokers' logs"
-        msg = (
-            f"could not {what} after {attempts} attempts in {elapsed_s:.0f} s: {reason}. "
-            f"{advice}, or raise 'fetchOffset.retryTimeout' "
-            f"({options.fetch_offset_retry_timeout_ms // 1000} s) to wait longer"
-        )
-        return KafkaMetadataError(msg, error if error is not None else exc)
-
-
-def _kafka_error(exc: Exception) -> Any:
-    """Return the confluent-kafka ``KafkaError`` inside an exception, if any."""
-    if isinstance(exc, KafkaMetadataError):
-        return exc.kafka_error
-    if exc.args and hasattr(exc.args[0], "code"):
-        return exc.args[0]
-    return None
-
-
-def _authentication_failed(error: Any, options: KafkaSourceOptions) -> KafkaAuthenticationError:
-    protocol = options.kafka_settings.get("security.protocol", "PLAINTEXT")
-    mechanism = options.kafka_settings.get("sasl.mechanisms", "")
-    msg = (
-        f"authentication failed against {options.bootstrap_servers} "
-        f"(security.protocol={protocol}{', sasl.mechanism=' + mechanism if mechanism else ''}): "
-        f"{error.str()}. Check the user name and password ('kafka.sasl.jaas.config' or "
-        "'kafka.sasl.username' / 'kafka.sasl.password') and the mechanism"
-    )
-    return KafkaAuthenticationError(msg, error)
-
-
-def _not_authorized(
-    topics: list[str], operation: str, options: KafkaSourceOptions
-) -> KafkaAuthorizationError:
-    user = options.kafka_settings.get("sasl.username")
-    who = f"User:{user}" if user else "the connector's principal"
-    names = ", ".join(topics)
-    msg = (
-        f"not authorized to {operation} topic {names}: {who} lacks the {operation} permission. "
-        f"Grant it, e.g. kafka-acls --add --allow-principal {who if user else 'User:<name>'} "
-        f"--operation {operation} --topic {topics[0]}"
-    )
-    return KafkaAuthorizationError(msg, topics, operation)
-
 
 def _first_partitions(partitions: Collection[TopicPartition]) -> str:
     shown = sorted(partitions)[:5]
     more = f" and {len(partitions) - 5} more" if len(partitions) > 5 else ""
     return describe_partitions(shown) + more
-
-
-def missing_partitions(
-    wanted: Collection[TopicPartition], existing: Collection[TopicPartition]
-) -> list[TopicPartition]:
-    """Return the partitions of ``wanted`` that do not exist, sorted for stable messages."""
-    existing_set = set(existing)
-    return sorted(tp for tp in wanted if tp not in existing_set)
-
-
-def describe_partitions(
-    partitions: Collection[TopicPartition] | Mapping[TopicPartition, Any],
-) -> str:
-    """``orders-0, orders-3`` for messages."""
-    return ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(partitions))

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from connector.config.options import EARLIEST_OFFSET, LATEST_OFFSET, OffsetBound
-from connector.driver.kafka_metadata import KafkaMetadata, describe_partitions, missing_partitions
+from connector.config.options import (
+    EARLIEST_OFFSET,
+    LATEST_OFFSET,
+    AssignPartitions,
+    KafkaSourceOptions,
+    OffsetBound,
+)
+from connector.driver.kafka_metadata import KafkaMetadata
 from connector.errors import InvalidOptionError
 from state import TopicPartition
+from state.partitions import describe_partitions, missing_partitions
 
-__all__ = ["resolve_bound"]
+__all__ = ["check_assigned", "resolve_bound"]
 
 
 def resolve_bound(
@@ -92,3 +99,18 @@ def _resolve_times(
     found.update(metadata.latest(unmatched))
     return found
 
+
+def check_assigned(options: KafkaSourceOptions, live: Collection[TopicPartition]) -> None:
+    """Refuse an ``assign`` that names partitions which do not exist.
+
+    Raises
+    ------
+    InvalidOptionError
+        Naming the partitions that do not exist and the brokers asked.
+    """
+    if not isinstance(options.subscription, AssignPartitions):
+        return
+    absent = missing_partitions(options.subscription.partitions, live)
+    if absent:
+        msg = f"{describe_partitions(absent)} do not exist on {options.bootstrap_servers}"
+        raise InvalidOptionError("assign", msg)

@@ -1,4 +1,4 @@
-"""Driver side of a batch's tasks: how many reader slots, and the tasks of ``[start, end)``.
+"""The reader slots on the driver: how many, the first assignment, the tasks of a batch.
 
 The cutting itself is pure (``state.plan_tasks``); this module feeds it the options and asks
 the cluster for its cores when ``parallelism`` is ``auto``.
@@ -6,13 +6,17 @@ the cluster for its cores when ``parallelism`` is ``auto``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from connector._logging import logger
 from connector.config.options import KafkaSourceOptions
 from connector.driver.cluster_cores import application_cores
+from connector.driver.kafka_metadata import KafkaMetadata
+from connector.driver.positions import check_assigned, resolve_bound
 from connector.executor.tasks import KafkaInputPartition
-from state import OffsetState, plan_tasks
+from state import OffsetState, PartitionOffset, TopicPartition, plan_tasks, rebalance
 
-__all__ = ["describe_assignment", "plan_input_partitions", "slot_count"]
+__all__ = ["describe_assignment", "plan_input_partitions", "slot_count", "starting_state"]
 
 
 def plan_input_partitions(
@@ -63,3 +67,19 @@ def describe_assignment(state: OffsetState) -> str:
         owned = ", ".join(f"{s.topic}-{s.partition}" for s in slot) or "(none)"
         parts.append(f"slot {index}: {owned}")
     return "; ".join(parts)
+
+
+def starting_state(
+    options: KafkaSourceOptions, metadata: KafkaMetadata, live: Collection[TopicPartition]
+) -> OffsetState:
+    """Spread the ``live`` partitions at their ``startingOffsets`` over the first slots.
+
+    Raises
+    ------
+    InvalidOptionError
+        When ``assign`` or ``startingOffsets`` names partitions that do not exist.
+    """
+    check_assigned(options, live)
+    offsets = resolve_bound(options.starting, "startingOffsets", live, metadata)
+    sub_states = [PartitionOffset(tp.topic, tp.partition, o) for tp, o in offsets.items()]
+    return rebalance(OffsetState.of([]), slot_count(options, len(live)), sub_states).state

@@ -16,12 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.config.options import parse_options
-from connector.driver.stream_reader import (
-    KafkaStreamReader,
-    _DocumentCache,
-    backlog_report,
-    clip_to,
-)
+from connector.driver.checkpointed import CheckpointedDocuments as _DocumentCache
+from connector.driver.stream_reader import KafkaStreamReader
 from state import (
     EVENT_TIME_KEY,
     ForeignCheckpointError,
@@ -31,6 +27,7 @@ from state import (
     SlotsDocument,
     TopicPartition,
 )
+from state.batch_edges import backlog_report, clip_to
 
 
 def state_of(*slots: dict[int, int], topic: str = "orders") -> OffsetState:

@@ -1,0 +1,113 @@
+"""Offsets Spark reads back from the checkpoint: parsed once each, refusals explained.
+
+Spark hands every offset to the reader as a fresh dict read back from JSON: the ``start`` of
+``latestOffset`` is the end it returned the batch before, and ``partitions`` and ``commit``
+get both ends again. At thousands of partitions, parsing (and checking) a document costs more
+than a batch's offset lookup, so a dict identical to one seen recently reuses that document.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connector.errors import CheckpointOffsetError
+from state import ForeignCheckpointError, OffsetDocumentError, SlotsDocument
+
+__all__ = ["CheckpointedDocuments"]
+
+
+class CheckpointedDocuments:
+    """The last few slots documents a reader parsed or wrote, to parse each only once.
+
+    "Identical" is exact, type for type at every level, not ``==``: ``True`` and ``5.0``
+    equal ``1`` and ``5`` but are no offsets, and such a document must still be refused by
+    :meth:`SlotsDocument.from_dict`. The cache keeps its own copies of the dicts, so a caller
+    changing a dict afterwards changes nothing here; a new reader (after a restart) starts
+    empty, so a checkpointed document is always parsed once.
+    """
+
+    def __init__(self, size: int = 3) -> None:
+        # A batch touches three documents: its start, its end, and the previous batch's end
+        # when the start is re-planned; most recent first.
+        self._size = size
+        self._entries: list[tuple[dict[str, Any], SlotsDocument]] = []
+
+    def parse(self, data: Any) -> SlotsDocument:
+        """:meth:`SlotsDocument.from_dict`, or the document last made from an identical dict."""
+        for index, (seen, document) in enumerate(self._entries):
+            if type(data) is dict and data == seen and _same_json(data, seen):
+                if index:
+                    self._entries.insert(0, self._entries.pop(index))
+                return document
+        document = SlotsDocument.from_dict(data)
+        self._keep(document)
+        return document
+
+    def checkpointed(self, data: Any, role: str) -> SlotsDocument:
+        """Parse an offset Spark read back from the checkpoint; explain a refusal.
+
+        Spark does not tell a source which batch an offset belongs to, so the message points
+        to the tool that does.
+        """
+        try:
+            return self.parse(data)
+        except ForeignCheckpointError:
+            raise
+        except OffsetDocumentError as error:
+            msg = (
+                f"the checkpoint's offset for {role} is not a valid slots document: {error}. "
+                "It is the last line of a file in <checkpoint>/offsets/; "
+                "'python -m connector.inspect <checkpoint>' names the batch. Restore that "
+                "file from a backup, or start the query with a new checkpoint directory"
+            )
+            raise CheckpointOffsetError(msg, error) from error
+
+    def to_dict(self, document: SlotsDocument) -> dict[str, Any]:
+        """``document.to_dict()``, remembered so that the dict Spark hands back is not parsed."""
+        self._keep(document)
+        return document.to_dict()
+
+    def _keep(self, document: SlotsDocument) -> None:
+        self._entries.insert(0, (document.to_dict(), document))
+        del self._entries[self._size :]
+
+
+def _same_json(data: dict[str, Any], seen: dict[str, Any]) -> bool:
+    """Whether ``data``, equal to the document dict ``seen``, has its types at every level.
+
+    ``seen`` comes from ``SlotsDocument.to_dict``. Its ``slots``, thousands of entries, have
+    a known shape (a list of dicts of dicts of ``int`` under ``str`` keys) checked with one
+    pass per level; the other sections, small, are compared value by value.
+    """
+    slots = data["slots"]
+    if type(data["version"]) is not int or type(slots) is not list:
+        return False
+    if not set(map(type, slots)) <= {dict}:
+        return False
+    topics = [partitions for slot in slots for partitions in slot.values()]
+    if not set(map(type, topics)) <= {dict}:
+        return False
+    keys = {type(key) for slot in slots for key in slot}
+    keys.update(type(key) for partitions in topics for key in partitions)
+    offsets = {type(offset) for partitions in topics for offset in partitions.values()}
+    return (
+        keys <= {str}
+        and offsets <= {int}
+        and all(_same_value(data[key], seen[key]) for key in seen.keys() - {"version", "slots"})
+    )
+
+
+def _same_value(data: Any, seen: Any) -> bool:
+    """Whether ``data``, equal to the JSON value ``seen``, has the same type at every level."""
+    kind = type(seen)
+    if type(data) is not kind:
+        return False
+    if kind is dict:
+        return all(
+            type(key) is str and _same_value(value, seen[key]) for key, value in data.items()
+        )
+    if kind is list:
+        return all(_same_value(value, item) for value, item in zip(data, seen, strict=True))
+    if kind is float:
+        return repr(data) == repr(seen)  # -0.0 == 0.0, yet they are different JSON
+    return True

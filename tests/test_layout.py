@@ -1,0 +1,88 @@
+"""The layout stays readable: small modules, few siblings each, the roles apart.
+
+In ``connector/``, where modules do I/O, a module imports at most five modules of its own
+package (a package's ``__init__`` re-exports, and is not counted). ``state/`` is pure and its
+planner composes its other modules by design.
+
+A module that must be longer than the limit says why in its docstring (the words "is long
+because"), so the exception is a decision someone wrote down, not drift.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("connector", "state")
+MAX_LINES = 400
+MAX_SIBLINGS = 5
+
+
+def _modules() -> list[Path]:
+    return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+
+
+def _dotted(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Modules ``path`` imports; ``from package import name`` counts as ``package.name``."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _siblings(path: Path) -> set[str]:
+    """Return the other modules of the same package that ``path`` imports."""
+    package = _dotted(path.parent / "__init__.py")
+    own = _dotted(path)
+    names = {p.stem for p in path.parent.glob("*.py") if p.stem != "__init__"}
+    return {
+        name
+        for name in _imports(path)
+        if name.rsplit(".", 1)[0] == package and name.rsplit(".", 1)[1] in names and name != own
+    }
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_module_is_short_or_says_why(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    assert lines <= MAX_LINES or "is long because" in docstring, (
+        f"{path.relative_to(ROOT)} has {lines} lines; split it by job, or say in its "
+        "docstring why it is long"
+    )
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _modules() if p.parts[len(ROOT.parts)] == "connector" and p.stem != "__init__"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_a_connector_module_imports_few_siblings(path: Path) -> None:
+    siblings = _siblings(path)
+    assert len(siblings) <= MAX_SIBLINGS, (
+        f"{path.relative_to(ROOT)} imports {len(siblings)} modules of its package: "
+        f"{sorted(siblings)}"
+    )
+
+
+def test_the_sibling_count_sees_from_imports(tmp_path: Path) -> None:
+    package = ROOT / "connector" / "driver"
+    assert "connector.driver.slots" in _siblings(package / "stream_reader.py")
+    assert "connector.driver.stream_reader" not in _siblings(package / "stream_reader.py")
+
+
+def test_state_never_imports_the_connector() -> None:
+    for path in (ROOT / "state").rglob("*.py"):
+        assert not {m for m in _imports(path) if m.split(".")[0] == "connector"}, path
