@@ -25,7 +25,15 @@ from typing import Any
 from state.errors import OffsetDocumentError
 from state.partitions import TopicPartition
 
-__all__ = ["EVENT_TIME_KEY", "EventTimePositions", "PartitionClock", "alignment_frontier"]
+__all__ = [
+    "EVENT_TIME_KEY",
+    "EventTimePositions",
+    "PartitionClock",
+    "advance_clocks",
+    "aligned_ends",
+    "alignment_frontier",
+    "movable_partitions",
+]
 
 EVENT_TIME_KEY = "eventTime"
 """The key of the alignment section in the slots document, beside ``slots``."""
@@ -125,3 +133,63 @@ def alignment_frontier(
     if not positions:
         return None
     return min(positions) + drift_ms
+
+
+def advance_clocks(
+    known: Mapping[TopicPartition, int],
+    waiting: set[TopicPartition],
+    last_events: Mapping[TopicPartition, int],
+    previous: EventTimePositions,
+    now_ms: int,
+) -> dict[TopicPartition, PartitionClock]:
+    """Each known partition's clock at this boundary.
+
+    ``last_events`` holds the timestamps of the last records read, where the driver's probe
+    found them; elsewhere the previous clock's event time stays. A partition is active now if
+    records wait for it, and keeps its old activity time otherwise.
+    """
+    clocks: dict[TopicPartition, PartitionClock] = {}
+    for tp in known:
+        before = previous.clocks.get(tp)
+        last_event = last_events.get(tp, before.last_event_ms if before else None)
+        active_at = now_ms if tp in waiting or before is None else before.last_active_ms
+        clocks[tp] = PartitionClock(last_event, active_at)
+    return clocks
+
+
+def movable_partitions(
+    waiting: set[TopicPartition], heads: Mapping[TopicPartition, int], frontier: int
+) -> set[TopicPartition]:
+    """Return the waiting partitions whose first unread record is not past the frontier."""
+    return {tp for tp in waiting if tp in heads and heads[tp] <= frontier}
+
+
+def aligned_ends(
+    known: Mapping[TopicPartition, int],
+    ends: Mapping[TopicPartition, int],
+    waiting: set[TopicPartition],
+    heads: Mapping[TopicPartition, int],
+    frontier: int,
+    cuts: Mapping[TopicPartition, int],
+) -> tuple[dict[TopicPartition, int], tuple[TopicPartition, ...]]:
+    """Cut ``ends`` at the frontier; return them and the partitions held where they are.
+
+    ``cuts`` gives, for each movable partition, the first offset whose timestamp is past the
+    frontier (``-1`` when there is none, and then the partition reads to its end). A movable
+    partition reads at least its head, which is at or before the frontier. A waiting partition
+    whose head the probe did not see in time is left unaligned this batch rather than stalled.
+    """
+    aligned = dict(ends)
+    held: list[TopicPartition] = []
+    movable = movable_partitions(waiting, heads, frontier)
+    for tp in sorted(waiting):
+        if tp not in heads:
+            continue
+        if tp not in movable:
+            aligned[tp] = known[tp]
+            held.append(tp)
+            continue
+        cut = cuts.get(tp, -1)
+        if cut >= 0:
+            aligned[tp] = min(ends[tp], max(cut, known[tp] + 1))
+    return aligned, tuple(held)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from connector.config.options import KafkaSourceOptions
 from connector.driver.kafka_metadata import KafkaMetadata
 from connector.kafka_clients import probe_consumer
-from state import EventTimePositions, PartitionClock, TopicPartition, alignment_frontier
+from state import EventTimePositions, TopicPartition, alignment_frontier
+from state.event_time import advance_clocks, aligned_ends, movable_partitions
 
 __all__ = ["AlignedEnds", "align_end_offsets"]
 
@@ -50,12 +51,7 @@ def align_end_offsets(
     now_ms = int(time.time() * 1000)
     waiting = {tp for tp, end in ends.items() if end > known[tp]}
     heads, last_events = probe_event_times(options, known, waiting)
-    clocks: dict[TopicPartition, PartitionClock] = {}
-    for tp in known:
-        before = previous.clocks.get(tp)
-        last_event = last_events.get(tp, before.last_event_ms if before else None)
-        active_at = now_ms if tp in waiting or before is None else before.last_active_ms
-        clocks[tp] = PartitionClock(last_event, active_at)
+    clocks = advance_clocks(known, waiting, last_events, previous, now_ms)
     frontier = alignment_frontier(
         heads,
         {} if available_now else clocks,
@@ -63,23 +59,12 @@ def align_end_offsets(
         options.max_event_time_drift_ms,
         options.idle_timeout_ms,
     )
-    aligned = dict(ends)
-    held: list[TopicPartition] = []
-    if frontier is not None:
-        movable = {tp for tp in waiting if tp in heads and heads[tp] <= frontier}
-        cuts = kafka.offsets_for_times({tp: frontier + 1 for tp in movable})
-        for tp in sorted(waiting):
-            if tp not in heads:
-                continue  # no head seen in time: leave the partition unaligned this batch
-            if tp not in movable:
-                aligned[tp] = known[tp]
-                held.append(tp)
-                continue
-            cut = cuts.get(tp, -1)
-            if cut >= 0:
-                # At least the head itself: it is at or before the frontier.
-                aligned[tp] = min(ends[tp], max(cut, known[tp] + 1))
-    return AlignedEnds(aligned, frontier, tuple(held), EventTimePositions(clocks))
+    if frontier is None:
+        return AlignedEnds(dict(ends), None, (), EventTimePositions(clocks))
+    movable = movable_partitions(waiting, heads, frontier)
+    cuts = kafka.offsets_for_times({tp: frontier + 1 for tp in movable})
+    aligned, held = aligned_ends(known, ends, waiting, heads, frontier, cuts)
+    return AlignedEnds(aligned, frontier, held, EventTimePositions(clocks))
 
 
 def probe_event_times(

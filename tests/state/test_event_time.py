@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from state import EventTimePositions, OffsetDocumentError, PartitionClock, TopicPartition
-from state.event_time import alignment_frontier
+from state.event_time import advance_clocks, aligned_ends, alignment_frontier
 
 A, B, C = (TopicPartition("t", i) for i in range(3))
 
@@ -57,3 +57,42 @@ def test_section_round_trip() -> None:
 def test_malformed_section_is_rejected(section: object) -> None:
     with pytest.raises(OffsetDocumentError, match="eventTime"):
         EventTimePositions.from_dict(section)
+
+
+def test_alignment_cuts_at_the_frontier_and_holds_partitions_past_it() -> None:
+
+    fast, slow, unseen = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("t", 2)
+    known = {fast: 10, slow: 10, unseen: 10}
+    ends = {fast: 100, slow: 100, unseen: 100}
+    heads = {fast: 5_000, slow: 1_000}
+    aligned, held = aligned_ends(
+        known, ends, {fast, slow, unseen}, heads, frontier=2_000, cuts={slow: 40}
+    )
+    assert aligned == {fast: 10, slow: 40, unseen: 100}
+    assert held == (fast,)
+
+
+@given(st.integers(0, 50), st.integers(-1, 200), st.integers(0, 200))
+def test_a_movable_partition_reads_its_head_and_never_past_its_end(
+    start: int, cut: int, extra: int
+) -> None:
+
+    tp = TopicPartition("t", 0)
+    end = start + 1 + extra
+    aligned, held = aligned_ends({tp: start}, {tp: end}, {tp}, {tp: 0}, 0, {tp: cut})
+    assert held == ()
+    assert start + 1 <= aligned[tp] <= end
+
+
+def test_clocks_advance_only_for_partitions_with_records_waiting() -> None:
+
+    busy, quiet, new = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("t", 2)
+    previous = EventTimePositions({busy: PartitionClock(1, 100), quiet: PartitionClock(2, 100)})
+    clocks = advance_clocks(
+        {busy: 5, quiet: 5, new: 0}, {busy}, {busy: 9}, previous, now_ms=500
+    )
+    assert clocks == {
+        busy: PartitionClock(9, 500),
+        quiet: PartitionClock(2, 100),
+        new: PartitionClock(None, 500),
+    }
