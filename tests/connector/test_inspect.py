@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 import subprocess
@@ -11,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from connector import inspect as inspect_cmd
 from connector.inspect import (
     CheckpointError,
     PartitionMove,
@@ -573,15 +571,3 @@ def test_slot_history_breaks_runs_at_changes_and_gaps(tmp_path: Path) -> None:
         SlotRun("0", 6, 6, 1),
     )
     assert [d.source_key for d in diff_batches(log, 1, 6)] == ["0"]
-
-
-def test_inspect_is_pure_no_spark_or_kafka_imports() -> None:
-    source = Path(inspect_cmd.__file__).read_text(encoding="utf-8")
-    roots = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            roots.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            roots.add((node.module or "").split(".")[0])
-    outside = {r for r in roots if r != "state" and r not in sys.stdlib_module_names}
-    assert not outside, f"connector/inspect.py imports {outside}"

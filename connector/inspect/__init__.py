@@ -1,0 +1,82 @@
+"""Inspect a checkpoint: which reader slots own which Kafka partitions, batch by batch.
+
+Usage::
+
+    python -m connector.inspect CHECKPOINT [--batch ID] [--diff FROM TO] [--json]
+
+Without options it describes the latest batch of the offset log; ``--batch`` another one;
+``--diff`` how the assignment changed between two batches and how many records were read
+in between; ``--json`` prints the same as JSON. Errors (not a checkpoint, no offsets yet, a
+malformed document) are one line on stderr and exit code 2.
+
+The package is split by role, and only :mod:`connector.inspect.reading` touches files:
+
+- :mod:`~connector.inspect.reading`: the offset log into values (:func:`read_checkpoint`,
+  :func:`parse_offset_file`, :func:`classify_source`).
+- :mod:`~connector.inspect.diffing`: comparing them (:func:`slot_history`,
+  :func:`diff_states`, :func:`diff_batches`).
+- :mod:`~connector.inspect.model`: the one JSON model of a result (:func:`batch_json`,
+  :func:`diff_json`); ``--json`` prints it as it is.
+- :mod:`~connector.inspect.rendering`: the text view, written from that model
+  (:func:`batch_text`, :func:`diff_text`), so text and JSON always agree.
+- :mod:`~connector.inspect.cli`: :func:`main`.
+
+None of it needs Spark or Kafka.
+"""
+
+from connector.inspect.cli import EXIT_ERROR as EXIT_ERROR
+from connector.inspect.cli import PROG as PROG
+from connector.inspect.cli import main
+from connector.inspect.diffing import (
+    AssignmentDiff,
+    PartitionMove,
+    PartitionPlacement,
+    PartitionProgress,
+    SlotRun,
+    SourceDiff,
+    diff_batches,
+    diff_states,
+    slot_history,
+)
+from connector.inspect.model import BatchView, DiffView, batch_json, diff_json
+from connector.inspect.reading import SUPPORTED_LOG_VERSIONS as SUPPORTED_LOG_VERSIONS
+from connector.inspect.reading import (
+    BatchOffsets,
+    CheckpointError,
+    CheckpointLog,
+    SourceKind,
+    SourceOffset,
+    classify_source,
+    parse_offset_file,
+    read_checkpoint,
+)
+from connector.inspect.rendering import batch_text, diff_text, render_batch, render_diff
+
+__all__ = [
+    "AssignmentDiff",
+    "BatchOffsets",
+    "BatchView",
+    "CheckpointError",
+    "CheckpointLog",
+    "DiffView",
+    "PartitionMove",
+    "PartitionPlacement",
+    "PartitionProgress",
+    "SlotRun",
+    "SourceDiff",
+    "SourceKind",
+    "SourceOffset",
+    "batch_json",
+    "batch_text",
+    "classify_source",
+    "diff_batches",
+    "diff_json",
+    "diff_states",
+    "diff_text",
+    "main",
+    "parse_offset_file",
+    "read_checkpoint",
+    "render_batch",
+    "render_diff",
+    "slot_history",
+]

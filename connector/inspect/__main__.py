@@ -1,0 +1,10 @@
+"""``python -m connector.inspect CHECKPOINT``: run the inspector's command line."""
+
+import sys
+
+from connector.inspect.cli import main
+
+# Guarded because tools that walk the package (pkgutil, the error hierarchy test) import
+# every module, this one included, and must not run the command.
+if __name__ == "__main__":
+    sys.exit(main())
