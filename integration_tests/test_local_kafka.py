@@ -6,12 +6,10 @@ what they test is the local broker itself, whatever broker the rest of the suite
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,16 +21,14 @@ from confluent_kafka.admin import AdminClient
 from connector.testing import jars
 from connector.testing.jars import KAFKA_BROKER_COORDINATES, resolve_jars
 from connector.testing.local_kafka import BrokerStartError, LocalKafka
+from integration_tests.kafka_fixtures import local_kafka_program
 from integration_tests.kafka_helpers import (
     Record,
     create_topic,
     delete_topic,
-    first_line,
     produce,
     read_all,
 )
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -306,16 +302,10 @@ def test_module_runs_a_broker_until_signalled(stop_signal: signal.Signals) -> No
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "connector.local_kafka", "--port", str(port)],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        line = first_line(process, timeout_s=120)
+    with local_kafka_program("connector.local_kafka", "--port", str(port), ready_timeout_s=120) as (
+        process,
+        line,
+    ):
         match = re.fullmatch(r"Kafka ready at (127\.0\.0\.1:(\d+)) \(logs: (.+)\)", line.strip())
         assert match, line
         assert int(match.group(2)) == port
@@ -327,7 +317,3 @@ def test_module_runs_a_broker_until_signalled(stop_signal: signal.Signals) -> No
         process.send_signal(stop_signal)
         assert process.wait(timeout=60) == 0
         assert not log_path.parent.exists()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
