@@ -19,14 +19,19 @@ Fault tests, which kill and restart brokers, use ``kafka_cluster`` instead: a re
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from connector.testing import LocalKafkaCluster
 from connector.testing.local_kafka import LocalKafka
+from integration_tests.kafka_helpers import first_line
 
 __all__ = [
     "BOOTSTRAP_ENV_VAR",
@@ -34,10 +39,12 @@ __all__ = [
     "kafka_bootstrap",
     "kafka_cluster",
     "kafka_cluster_for_module",
+    "local_kafka_program",
     "topic_name",
 ]
 
 BOOTSTRAP_ENV_VAR = "KAFKA_BOOTSTRAP_SERVERS"
+_REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # The settings LocalKafka uses that tests may depend on, for the container broker too.
 _CONTAINER_ENV = {
@@ -127,3 +134,28 @@ def kafka_cluster(kafka_cluster_for_module: LocalKafkaCluster) -> Iterator[Local
     """
     yield kafka_cluster_for_module
     kafka_cluster_for_module.heal()
+
+
+@contextlib.contextmanager
+def local_kafka_program(
+    module: str, *arguments: str, ready_timeout_s: float
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """Run ``python -m module arguments`` (the local broker's program); yield it and its first line.
+
+    The program announces readiness on its first stdout line; the caller checks that line and
+    signals the process. Whatever the test does, the process is killed on exit if it still runs.
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, *arguments],
+        cwd=_REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        yield process, first_line(process, timeout_s=ready_timeout_s)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

@@ -8,11 +8,8 @@ that must fail to start, then the 3-node ``kafka_cluster`` of
 
 from __future__ import annotations
 
-import os
 import re
 import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,18 +27,17 @@ from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 from connector.testing import LocalKafkaCluster, SecurityConfig
 from connector.testing.errors import BrokerStartError
 from integration_tests import kafka_fixtures
+from integration_tests.kafka_fixtures import local_kafka_program
 from integration_tests.kafka_helpers import (
     Record,
     consume_group,
     create_replicated_topic,
     create_topic,
     first_client_error,
-    first_line,
     produce,
     read_all,
 )
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 
 # The shared 3-node cluster (see kafka_fixtures); conftest.py does not import it for everyone.
@@ -211,16 +207,9 @@ def test_bad_setting_fails_with_every_node_stopped() -> None:
 
 def test_module_runs_a_cluster_until_signalled() -> None:
     """``python -m connector.testing.local_kafka --brokers 2``: two nodes, stopped by SIGTERM."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "connector.testing.local_kafka", "--brokers", "2"],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        line = first_line(process, timeout_s=180)
+    with local_kafka_program(
+        "connector.testing.local_kafka", "--brokers", "2", ready_timeout_s=180
+    ) as (process, line):
         match = re.fullmatch(
             r"Kafka ready at (127\.0\.0\.1:\d+,127\.0\.0\.1:\d+) "
             r"\(logs: (.+)/node-\*/server\.log\)",
@@ -235,10 +224,6 @@ def test_module_runs_a_cluster_until_signalled() -> None:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=90) == 0
         assert not data_dir.exists()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def test_three_nodes_are_ready_for_transactions_and_groups_at_once(

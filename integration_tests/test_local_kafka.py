@@ -6,12 +6,10 @@ what they test is the local broker itself, whatever broker the rest of the suite
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,16 +21,14 @@ from confluent_kafka.admin import AdminClient
 from connector.testing import jars
 from connector.testing.jars import KAFKA_BROKER_COORDINATES, resolve_jars
 from connector.testing.local_kafka import BrokerStartError, LocalKafka
+from integration_tests.kafka_fixtures import local_kafka_program
 from integration_tests.kafka_helpers import (
     Record,
     create_topic,
     delete_topic,
-    first_line,
     produce,
     read_all,
 )
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +236,7 @@ def test_stop_deletes_the_data_folder_unless_kept() -> None:
 def test_jar_cache_is_reused_without_running_a_resolver(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Once resolved, jars come from the cache without Maven, Ivy or the network."""
+    """Once resolved, jars come from the cache without running Ivy or touching the network."""
     monkeypatch.setenv(jars.CACHE_ENV_VAR, str(tmp_path))
     coordinates = ["org.slf4j:slf4j-api:1.7.36"]
     first = resolve_jars(coordinates)
@@ -251,8 +247,9 @@ def test_jar_cache_is_reused_without_running_a_resolver(
     def no_subprocess(*args: object, **kwargs: object) -> None:
         raise AssertionError("a cached resolution must not start a process")
 
-    monkeypatch.setattr(jars.subprocess, "run", no_subprocess)
-    monkeypatch.setattr(jars.subprocess, "Popen", no_subprocess)
+    # On the module itself: whichever helper would start Ivy, it goes through these.
+    monkeypatch.setattr(subprocess, "run", no_subprocess)
+    monkeypatch.setattr(subprocess, "Popen", no_subprocess)
 
     assert resolve_jars(coordinates) == first
     assert resolve_jars(list(reversed(coordinates * 2))) == first  # order and repeats ignored
@@ -268,12 +265,30 @@ def test_unknown_artifact_raises_jar_resolution_error(tmp_path: Path) -> None:
     assert not (tmp_path / "resolved.json").exists()
 
 
-def test_ivy_resolves_the_same_jars_and_they_run_a_broker(tmp_path: Path) -> None:
-    """Without Maven, Ivy from pyspark gives the same classpath, and it runs the broker."""
-    maven_or_cached = resolve_jars(KAFKA_BROKER_COORDINATES)
-    ivy = resolve_jars(KAFKA_BROKER_COORDINATES, tmp_path / "ivy", tool="ivy")
+def test_runs_that_disagree_on_a_revision_keep_the_highest(tmp_path: Path) -> None:
+    """One Ivy run per coordinate: where two retrieve one artifact, the highest revision wins."""
+    layout = {
+        "0": ["org.a/lib/1.0-rc1", "org.a/lib/1.0", "org.b/solo/2.9"],
+        "1": ["org.a/lib/1.0.1", "org.b/solo/2.10", "org.c/other/1.0"],
+    }
+    for run, folders in layout.items():
+        for folder in folders:
+            path = tmp_path / run / folder
+            path.mkdir(parents=True)
+            (path / f"{path.parent.name}-{path.name}.jar").touch()
 
-    assert [jar.name for jar in ivy] == [jar.name for jar in maven_or_cached]
+    chosen = jars._highest_revisions([tmp_path / "0", tmp_path / "1"])
+
+    assert sorted(jar.name for jar in chosen) == ["lib-1.0.1.jar", "other-1.0.jar", "solo-2.10.jar"]
+    assert jars._is_newer("1.0", "1.0-rc1") and not jars._is_newer("1.0-rc1", "1.0")
+
+
+def test_fresh_resolution_gives_the_cached_jars_and_they_run_a_broker(tmp_path: Path) -> None:
+    """Ivy, run again into an empty folder, gives the classpath the cache holds, and it runs."""
+    cached = resolve_jars(KAFKA_BROKER_COORDINATES)
+    fresh = resolve_jars(KAFKA_BROKER_COORDINATES, tmp_path / "ivy", tool="ivy")
+
+    assert [jar.name for jar in fresh] == [jar.name for jar in cached]
     with LocalKafka(jars_cache_dir=tmp_path / "ivy", class_data_sharing=False) as kafka:
         metadata = AdminClient({"bootstrap.servers": kafka.bootstrap_servers}).list_topics(
             timeout=10
@@ -287,16 +302,10 @@ def test_module_runs_a_broker_until_signalled(stop_signal: signal.Signals) -> No
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "connector.local_kafka", "--port", str(port)],
-        cwd=REPO_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        line = first_line(process, timeout_s=120)
+    with local_kafka_program("connector.local_kafka", "--port", str(port), ready_timeout_s=120) as (
+        process,
+        line,
+    ):
         match = re.fullmatch(r"Kafka ready at (127\.0\.0\.1:(\d+)) \(logs: (.+)\)", line.strip())
         assert match, line
         assert int(match.group(2)) == port
@@ -308,7 +317,3 @@ def test_module_runs_a_broker_until_signalled(stop_signal: signal.Signals) -> No
         process.send_signal(stop_signal)
         assert process.wait(timeout=60) == 0
         assert not log_path.parent.exists()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()

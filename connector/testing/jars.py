@@ -2,8 +2,13 @@
 
 The embedded test broker (:mod:`connector.testing.local_kafka`) runs Apache Kafka from its
 Maven jars, so that a developer needs only ``pip`` and a Java runtime: no Kafka download, no Docker.
-Resolution uses Maven when ``mvn`` is on ``PATH`` (it honours the user's mirrors and proxies
-in ``settings.xml``) and otherwise the Apache Ivy jar that pyspark ships, run with ``java``.
+Resolution runs the Apache Ivy jar that pyspark ships, with ``java``, through Ivy's own command
+line (``-dependency``, ``-retrieve``) and Ivy's default settings, whose public repository is
+Maven Central: no descriptor or settings file is written, and no repository address is ours.
+
+Ivy's command line takes one dependency per run, so each coordinate gets its own run, all
+sharing one download cache. When two runs retrieve different revisions of one artifact, the
+highest is kept, as Ivy's default conflict manager does within a single resolution.
 
 Each set of coordinates gets its own cache folder. A marker file, written last and atomically,
 records the jars of a complete resolution; once it exists, later calls only read it and never
@@ -20,13 +25,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Literal
-from xml.sax.saxutils import escape, quoteattr
 
+from connector.testing._process import last_lines, run_captured
 from connector.testing.errors import JarResolutionError
 
 __all__ = [
@@ -51,18 +55,26 @@ KAFKA_BROKER_COORDINATES: tuple[str, ...] = (
 
 CACHE_ENV_VAR = "KAFKA_RESCALABLE_CACHE"
 
-# Pinned, rather than left to the default binding of the installed Maven, so that every Maven
-# version copies the same way.
-_DEPENDENCY_PLUGIN_VERSION = "3.8.1"
-
 _MARKER_NAME = "resolved.json"
 _MARKER_VERSION = 1
 _OUTPUT_TAIL_LINES = 40
 _RESOLVE_TIMEOUT_S = 900.0
 _COORDINATE = re.compile(r"^[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-]+:[A-Za-z0-9_.\-+]+$")
-_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Each run retrieves into its own folder, in a layout that keeps what the merge of the runs
+# needs (which artifact, which revision) in the path instead of in a file name to parse.
+_RETRIEVE_PATTERN = (
+    "[organisation]/[artifact](-[classifier])/[revision]/[artifact]-[revision](-[classifier]).[ext]"
+)
+# Ivy prints download progress ("....... (309kB)") even with -warn: noise in an error message.
+_PROGRESS_LINE = re.compile(r"^\s*\.*\s*\(\d+kB\)\s*$")
+# What the JVM's networking says when the repository cannot be reached at all.
+_NETWORK_FAILURE = re.compile(
+    r"Server access error|UnknownHostException|ConnectException|NoRouteToHostException"
+    r"|SocketTimeoutException|SSLHandshakeException"
+)
+_REVISION_PART = re.compile(r"\d+|[A-Za-z]+")
 
-Tool = Literal["auto", "maven", "ivy"]
+Tool = Literal["auto", "ivy"]
 
 
 def default_cache_root() -> Path:
@@ -117,9 +129,8 @@ def resolve_jars(
         ``<cache root>/jars/<digest of the coordinates>`` (see :func:`default_cache_root`), so
         that different sets of coordinates never share, and so never mix, their jars.
     tool
-        ``"maven"`` or ``"ivy"`` to force one resolver; ``"auto"`` uses Maven when ``mvn`` is on
-        ``PATH`` and falls back to Ivy if Maven fails, since a broken local Maven setup should
-        not stop a user who has Java.
+        ``"auto"`` or ``"ivy"``, which are the same: Ivy is the one resolver. The parameter
+        stays so that callers which forced Ivy when Maven was the default keep working.
     transitive
         ``False`` fetches exactly the listed artifacts: for a set pinned by hand, when a
         published dependency is missing from Maven Central.
@@ -136,11 +147,12 @@ def resolve_jars(
     ValueError
         If a coordinate is not ``group:artifact:version`` or ``tool`` is unknown.
     JarResolutionError
-        If no resolver could download the artifacts; the message ends with its output.
+        If there is no ``java`` or no Ivy jar, the repository cannot be reached, or an artifact
+        does not exist; the message says which, and ends with Ivy's output.
     """
     wanted = _validated(coordinates)
-    if tool not in ("auto", "maven", "ivy"):
-        msg = f"tool must be 'auto', 'maven' or 'ivy', got {tool!r}"
+    if tool not in ("auto", "ivy"):
+        msg = f"tool must be 'auto' or 'ivy' (jars are resolved with Ivy only), got {tool!r}"
         raise ValueError(msg)
     target = cache_dir if cache_dir is not None else _default_cache_dir(wanted, transitive)
 
@@ -154,7 +166,7 @@ def resolve_jars(
         cached = _read_marker(target, wanted)
         if cached is not None:
             return cached
-        names = _resolve_into(target, wanted, tool, transitive)
+        names = _resolve_into(target, wanted, transitive)
         _write_marker(target, wanted, names)
     return [target / name for name in names]
 
@@ -217,86 +229,49 @@ def _exclusive_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _resolve_into(target: Path, wanted: tuple[str, ...], tool: Tool, transitive: bool) -> list[str]:
-    """Download into a fresh folder inside ``target``, then move the jars up by name.
+def _resolve_into(target: Path, wanted: tuple[str, ...], transitive: bool) -> list[str]:
+    """Run Ivy once per coordinate into a fresh folder inside ``target``, then move the jars up.
 
     Files left by an earlier, interrupted attempt stay harmless: only the names returned here
     go into the marker.
     """
-    with tempfile.TemporaryDirectory(dir=target, prefix=".resolving-") as work:
-        work_dir = Path(work)
-        output_dir = work_dir / "jars"
-        output_dir.mkdir()
-        failures: list[JarResolutionError] = []
-        resolvers = []
-        if tool in ("auto", "maven") and (tool == "maven" or shutil.which("mvn")):
-            resolvers.append(_resolve_with_maven)
-        if tool in ("auto", "ivy"):
-            resolvers.append(_resolve_with_ivy)
-        for resolver in resolvers:
-            try:
-                resolver(wanted, work_dir, output_dir, transitive)
-            except JarResolutionError as error:
-                failures.append(error)
-                shutil.rmtree(output_dir)
-                output_dir.mkdir()
-                continue
-            names = sorted(path.name for path in output_dir.glob("*.jar"))
-            for name in names:
-                os.replace(output_dir / name, target / name)
-            return names
-        if len(failures) == 1:
-            raise failures[0]
-        detail = "\n\n".join(str(error) for error in failures)
-        msg = f"could not resolve {', '.join(wanted)} with Maven nor with Ivy:\n\n{detail}"
-        raise JarResolutionError(msg, failures[-1].output_tail)
-
-
-def _resolve_with_maven(
-    wanted: tuple[str, ...], work_dir: Path, output_dir: Path, transitive: bool
-) -> None:
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        msg = "'mvn' is not on PATH"
-        raise JarResolutionError(msg)
-    pom = work_dir / "pom.xml"
-    pom.write_text(_pom_xml(wanted, transitive), encoding="utf-8")
-    command = [
-        mvn,
-        "-q",
-        "-B",
-        "-Dstyle.color=never",
-        "-f",
-        str(pom),
-        "dependency:copy-dependencies",
-        f"-DoutputDirectory={output_dir}",
-        "-DincludeScope=runtime",
-    ]
-    _run_resolver("Maven", command, wanted, output_dir, cwd=work_dir)
-
-
-def _resolve_with_ivy(
-    wanted: tuple[str, ...], work_dir: Path, output_dir: Path, transitive: bool
-) -> None:
     try:
         java = find_java()
     except FileNotFoundError as error:
         raise JarResolutionError(str(error)) from error
     ivy_jar = _find_ivy_jar()
-    settings = work_dir / "ivysettings.xml"
     # A lasting download cache, as ~/.m2 is for Maven: a second resolution (other coordinates,
     # a deleted jar folder) then downloads only what is new.
-    settings.write_text(_ivy_settings_xml(default_cache_root() / "ivy"), encoding="utf-8")
-    module = work_dir / "ivy.xml"
-    module.write_text(_ivy_module_xml(wanted, transitive), encoding="utf-8")
+    ivy_cache = default_cache_root() / "ivy"
+    ivy_cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target, prefix=".resolving-") as work:
+        runs = [Path(work) / str(index) for index in range(len(wanted))]
+        # Ivy's default settings take no lock on the cache, and each run also writes there the
+        # module it makes of "-dependency": runs of two processes must not interleave.
+        with _exclusive_lock(default_cache_root() / "ivy.lock"):
+            for coordinate, output_dir in zip(wanted, runs, strict=True):
+                command = _ivy_command(java, ivy_jar, ivy_cache, coordinate, output_dir, transitive)
+                _run_ivy(command, coordinate, output_dir)
+        chosen = _highest_revisions(runs)
+        for jar in chosen:
+            os.replace(jar, target / jar.name)
+    return sorted(jar.name for jar in chosen)
+
+
+def _ivy_command(
+    java: str, ivy_jar: Path, ivy_cache: Path, coordinate: str, output_dir: Path, transitive: bool
+) -> list[str]:
+    group, artifact, version = coordinate.split(":")
     command = [
         java,
         "-jar",
         str(ivy_jar),
-        "-settings",
-        str(settings),
-        "-ivy",
-        str(module),
+        "-cache",
+        str(ivy_cache),
+        "-dependency",
+        group,
+        artifact,
+        version,
         # Ivy's "default" configuration of a Maven module is its compile and runtime scopes.
         "-confs",
         "default",
@@ -305,52 +280,86 @@ def _resolve_with_ivy(
         "jar",
         "bundle",
         "-retrieve",
-        f"{output_dir}/[artifact]-[revision](-[classifier]).[ext]",
+        f"{output_dir}/{_RETRIEVE_PATTERN}",
         "-warn",
     ]
-    _run_resolver("Ivy", command, wanted, output_dir, cwd=work_dir)
+    if not transitive:
+        command.append("-notransitive")
+    return command
 
 
-def _run_resolver(
-    name: str, command: list[str], wanted: tuple[str, ...], output_dir: Path, cwd: Path
-) -> None:
-    what = ", ".join(wanted)
+def _run_ivy(command: list[str], coordinate: str, output_dir: Path) -> None:
+    """Run one Ivy resolution; raise a :class:`JarResolutionError` that says what went wrong."""
     try:
-        completed = subprocess.run(
-            command,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            timeout=_RESOLVE_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as error:
-        tail = _tail(error.output or b"")
-        msg = f"{name} did not resolve {what} within {_RESOLVE_TIMEOUT_S:.0f} s"
-        raise JarResolutionError(_with_tail(msg, command, tail), tail) from error
+        finished = run_captured(command, cwd=output_dir.parent, timeout_s=_RESOLVE_TIMEOUT_S)
     except OSError as error:
-        msg = f"could not run {name} ({command[0]}): {error}"
+        msg = f"could not run Ivy ({command[0]}): {error}"
         raise JarResolutionError(msg) from error
-    tail = _tail(completed.stdout)
-    if completed.returncode != 0:
-        msg = f"{name} failed (exit code {completed.returncode}) resolving {what}"
-        raise JarResolutionError(_with_tail(msg, command, tail), tail)
-    # Both tools can exit 0 having copied nothing (an artifact of an unexpected type, say).
-    if not any(output_dir.glob("*.jar")):
-        msg = f"{name} exited 0 but retrieved no jar for {what}"
-        raise JarResolutionError(_with_tail(msg, command, tail), tail)
+    shown = "\n".join(last_lines(finished.output, _OUTPUT_TAIL_LINES, skip=_PROGRESS_LINE))
+    if finished.timed_out:
+        msg = f"Ivy did not resolve {coordinate} within {_RESOLVE_TIMEOUT_S:.0f} s"
+    elif finished.returncode != 0:
+        msg = f"Ivy failed (exit code {finished.returncode}) resolving {coordinate}: "
+        msg += _failure_hint(finished.output.decode("utf-8", errors="replace"))
+    # Ivy can exit 0 having copied nothing (an artifact of an unexpected type, say).
+    elif not any(output_dir.rglob("*.jar")):
+        msg = f"Ivy exited 0 but retrieved no jar for {coordinate}"
+    else:
+        return
+    raise JarResolutionError(_with_tail(msg, command, shown), shown)
 
 
-def _tail(output: bytes) -> str:
-    text = _ANSI_ESCAPE.sub("", output.decode("utf-8", errors="replace"))
-    lines = [line for line in text.splitlines() if line.strip()]
-    return "\n".join(lines[-_OUTPUT_TAIL_LINES:])
+def _failure_hint(output: str) -> str:
+    """Tell an unreachable repository from a missing artifact, and what to do about each."""
+    if _NETWORK_FAILURE.search(output):
+        return (
+            "the repository could not be reached. Check the network access to Maven Central; "
+            "behind a proxy, give Java its address, e.g. "
+            "JAVA_TOOL_OPTIONS='-Dhttps.proxyHost=HOST -Dhttps.proxyPort=PORT'"
+        )
+    if "not found" in output:
+        return "no such artifact in the repository; check the group, artifact and version"
+    return "see Ivy's output below"
 
 
 def _with_tail(message: str, command: list[str], tail: str) -> str:
     shown = tail if tail else "(no output)"
     return f"{message}\ncommand: {' '.join(command)}\nlast lines of its output:\n{shown}"
+
+
+def _highest_revisions(runs: Sequence[Path]) -> list[Path]:
+    """Return every retrieved jar, one revision per artifact: the highest any run retrieved.
+
+    The retrieve pattern puts each jar at ``<org>/<artifact>/<revision>/<file>``.
+    """
+    best: dict[tuple[str, str], Path] = {}
+    for run in runs:
+        for jar in run.glob("*/*/*/*.jar"):
+            key = (jar.parent.parent.parent.name, jar.parent.parent.name)
+            known = best.get(key)
+            if known is None or _is_newer(jar.parent.name, known.parent.name):
+                best[key] = jar
+    return list(best.values())
+
+
+def _is_newer(revision: str, than: str) -> bool:
+    """Whether ``revision`` is above ``than``: numbers as numbers, a release above ``-rc1``.
+
+    Each part is ``(1, number)`` or ``(0, word)``, and the shorter revision is padded with
+    ``(0.5, "")``, so that ``1.0`` sorts above ``1.0-rc1`` and below ``1.0.1``. Ivy's own
+    ordering knows more qualifiers; two runs disagreeing on a revision is rare enough for this.
+    """
+    ours, theirs = _revision_parts(revision), _revision_parts(than)
+    width = max(len(ours), len(theirs))
+    padding: list[tuple[float, int | str]] = [(0.5, "")]
+    return ours + padding * (width - len(ours)) > theirs + padding * (width - len(theirs))
+
+
+def _revision_parts(revision: str) -> list[tuple[float, int | str]]:
+    return [
+        (1, int(part)) if part.isdigit() else (0, part.lower())
+        for part in _REVISION_PART.findall(revision)
+    ]
 
 
 def _find_ivy_jar() -> Path:
@@ -367,80 +376,8 @@ def _find_ivy_jar() -> Path:
         if candidates:
             return candidates[-1]
     searched = ", ".join(str(folder) for folder in folders) or "(pyspark is not installed)"
-    msg = f"'mvn' is not on PATH and no Ivy jar was found in {searched}"
+    msg = (
+        f"no Ivy jar (ivy-*.jar) in {searched}: jars are resolved with the Ivy that pyspark "
+        "ships; install pyspark (pip install -e '.[test]') or point SPARK_HOME at a Spark"
+    )
     raise JarResolutionError(msg)
-
-
-def _split(coordinate: str) -> tuple[str, str, str]:
-    group, artifact, version = coordinate.split(":")
-    return group, artifact, version
-
-
-def _pom_xml(wanted: tuple[str, ...], transitive: bool = True) -> str:
-    exclusions = (
-        ""
-        if transitive
-        else "<exclusions><exclusion><groupId>*</groupId><artifactId>*</artifactId>"
-        "</exclusion></exclusions>"
-    )
-    dependencies = "\n".join(
-        "    <dependency>"
-        f"<groupId>{escape(group)}</groupId>"
-        f"<artifactId>{escape(artifact)}</artifactId>"
-        f"<version>{escape(version)}</version>"
-        f"{exclusions}"
-        "</dependency>"
-        for group, artifact, version in map(_split, wanted)
-    )
-    return f"""<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>kafka-rescalable.local</groupId>
-  <artifactId>jar-resolution</artifactId>
-  <version>0</version>
-  <packaging>pom</packaging>
-  <dependencies>
-{dependencies}
-  </dependencies>
-  <build>
-    <plugins>
-      <plugin>
-        <groupId>org.apache.maven.plugins</groupId>
-        <artifactId>maven-dependency-plugin</artifactId>
-        <version>{_DEPENDENCY_PLUGIN_VERSION}</version>
-      </plugin>
-    </plugins>
-  </build>
-</project>
-"""
-
-
-def _ivy_module_xml(wanted: tuple[str, ...], transitive: bool = True) -> str:
-    dependencies = "\n".join(
-        f"    <dependency org={quoteattr(group)} name={quoteattr(artifact)}"
-        f' rev={quoteattr(version)} conf="default->default"'
-        f' transitive="{str(transitive).lower()}"/>'
-        for group, artifact, version in map(_split, wanted)
-    )
-    return f"""<ivy-module version="2.0">
-  <info organisation="kafka-rescalable.local" module="jar-resolution"/>
-  <dependencies>
-{dependencies}
-  </dependencies>
-</ivy-module>
-"""
-
-
-def _ivy_settings_xml(ivy_cache: Path) -> str:
-    # Ivy's own public resolver only, as its default settings declare it (no root: the address
-    # is Ivy's default, Maven Central): a chain through ~/.m2 breaks on the half-filled local
-    # repositories (a POM without its jar) that IDEs leave behind. The lock lets two
-    # resolutions share the download cache at once.
-    return f"""<ivysettings>
-  <settings defaultResolver="public"/>
-  <caches defaultCacheDir={quoteattr(str(ivy_cache))} lockStrategy="artifact-lock-nio"/>
-  <resolvers>
-    <ibiblio name="public" m2compatible="true"/>
-  </resolvers>
-</ivysettings>
-"""

@@ -20,35 +20,39 @@ Like a production cluster, internal topics get ``min(3, N)`` replicas and a min 
 ``min(2, N)``, and new topics ``min(3, N)`` replicas by default; a topic's own min ISR stays
 Kafka's default of 1 unless it sets ``min.insync.replicas``, so that helpers creating
 single-replica topics keep working with ``acks=all``.
+
+At some 550 lines this module is longer than the tools' others on purpose: it is the one
+public class of the cluster, and most of its length is the documented contract of each
+method (lifecycle, addresses, faults, ACLs). The work behind them lives elsewhere: the
+processes in :mod:`connector.testing._node`, readiness in :mod:`connector.testing._readiness`,
+the admin-client calls in :mod:`connector.testing._cluster_admin`.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Unpack
 
 from connector.errors import KafkaMetadataError
-from connector.testing._node import (
+from connector.testing._cluster_admin import (
+    PartitionState,
+    grant,
+    lagging_partitions,
+    partition_state,
+    set_topic_min_isr,
+)
+from connector.testing._config import (
     CLUSTER_JVM_OPTIONS,
     LOOPBACK,
-    PORT_ATTEMPTS,
-    KafkaNode,
-    LaunchSettings,
     ServerLayout,
-    StartStopContext,
-    free_ports,
     random_cluster_id,
     server_properties,
-    start_with_port_retries,
-    track,
-    untrack,
-    wait_until_ready,
 )
+from connector.testing._node import KafkaNode
+from connector.testing._readiness import free_ports, wait_serving, wait_until_ready
+from connector.testing._server import PORT_ATTEMPTS, LaunchOptions, LaunchSettings, LocalServer
 from connector.testing.security import SecurityConfig, TlsFiles, write_tls_files
 
 __all__ = ["LocalKafkaCluster", "PartitionState"]
@@ -56,26 +60,7 @@ __all__ = ["LocalKafkaCluster", "PartitionState"]
 _OFFSETS_TOPIC = "__consumer_offsets"
 
 
-@dataclass(frozen=True)
-class PartitionState:
-    """Who leads and who replicates one partition, as the cluster's metadata says.
-
-    Attributes
-    ----------
-    leader
-        The leader's node id, or ``-1`` while the partition has none.
-    replicas
-        The assigned replicas, preferred leader first.
-    isr
-        The in-sync replicas.
-    """
-
-    leader: int
-    replicas: tuple[int, ...]
-    isr: tuple[int, ...]
-
-
-class LocalKafkaCluster(StartStopContext):
+class LocalKafkaCluster(LocalServer):
     """N KRaft nodes (broker and controller each) on ``127.0.0.1``.
 
     Use it as a context manager, or call :meth:`start` and :meth:`stop`. Node ids are
@@ -87,21 +72,15 @@ class LocalKafkaCluster(StartStopContext):
         Number of nodes; 3 gives the replication of a production cluster.
     security
         Secured listeners, users and the authorizer; ``None`` for PLAINTEXT only.
-    extra_properties
-        ``server.properties`` entries that override or add to the defaults of every node.
-    keep_data
-        Keep the data folder (every node's logs, configuration and data) after :meth:`stop`.
-    start_timeout_s
-        How long :meth:`start`, :meth:`restart` and :meth:`wait_until_ready` wait, not
-        counting a first download of the jars.
-    stop_timeout_s
-        How long a stop waits after SIGTERM before it sends SIGKILL.
-    jvm_options
-        Replaces :data:`connector.testing._node.CLUSTER_JVM_OPTIONS` (a 384 MiB heap each).
-    class_data_sharing
-        Reuse (and, the first time, record) a class-data archive to start the JVMs faster.
-    jars_cache_dir
-        Folder for the Kafka jars, passed to :func:`connector.testing.jars.resolve_jars`.
+
+    Other Parameters
+    ----------------
+    **options
+        The :class:`connector.testing._server.LaunchOptions`: ``extra_properties``,
+        ``keep_data``, ``start_timeout_s`` (default 120 s; :meth:`restart` and
+        :meth:`wait_until_ready` wait as long), ``stop_timeout_s``, ``jvm_options`` (default
+        :data:`connector.testing._config.CLUSTER_JVM_OPTIONS`, a 384 MiB heap each),
+        ``class_data_sharing`` and ``jars_cache_dir``.
     """
 
     def __init__(
@@ -109,13 +88,7 @@ class LocalKafkaCluster(StartStopContext):
         brokers: int = 3,
         *,
         security: SecurityConfig | None = None,
-        extra_properties: Mapping[str, str] | None = None,
-        keep_data: bool = False,
-        start_timeout_s: float = 120.0,
-        stop_timeout_s: float = 30.0,
-        jvm_options: Sequence[str] | None = None,
-        class_data_sharing: bool = True,
-        jars_cache_dir: Path | None = None,
+        **options: Unpack[LaunchOptions],
     ) -> None:
         if isinstance(brokers, bool) or not isinstance(brokers, int):
             msg = f"brokers must be an int, got {type(brokers).__name__}"
@@ -123,19 +96,16 @@ class LocalKafkaCluster(StartStopContext):
         if brokers < 1:
             msg = f"brokers must be at least 1, got {brokers}"
             raise ValueError(msg)
+        super().__init__(
+            LaunchSettings.from_options(
+                "LocalKafkaCluster",
+                options,
+                default_jvm_options=CLUSTER_JVM_OPTIONS,
+                default_start_timeout_s=120.0,
+            )
+        )
         self._brokers = brokers
         self._security = security
-        self._settings = LaunchSettings(
-            jvm_options=tuple(CLUSTER_JVM_OPTIONS if jvm_options is None else jvm_options),
-            extra_properties=extra_properties or {},
-            keep_data=keep_data,
-            start_timeout_s=start_timeout_s,
-            stop_timeout_s=stop_timeout_s,
-            class_data_sharing=class_data_sharing,
-            jars_cache_dir=jars_cache_dir,
-        )
-
-        self._data_dir: Path | None = None
         self._cluster_id: str | None = None
         self._tls: TlsFiles | None = None
         self._nodes: dict[int, KafkaNode] = {}
@@ -165,12 +135,7 @@ class LocalKafkaCluster(StartStopContext):
         if self._nodes:
             msg = f"the cluster is already running at {self.bootstrap_servers}"
             raise RuntimeError(msg)
-        runtime = self._settings.java_and_jars()
-        start_with_port_retries(
-            lambda: self._start_once(runtime), self._discard, attempts=PORT_ATTEMPTS
-        )
-        track(self)
-        return self.bootstrap_servers
+        return self._start_tracked(PORT_ATTEMPTS)
 
     def stop(self) -> None:
         """Stop every node and clean up; calling it again, or before a start, does nothing.
@@ -308,25 +273,7 @@ class LocalKafkaCluster(StartStopContext):
         KafkaMetadataError
             If no live node answers, or the topic or partition does not exist.
         """
-        from confluent_kafka import KafkaException
-        from confluent_kafka.admin import AdminClient
-
-        admin = AdminClient(self._live_admin_config())
-        try:
-            described = admin.list_topics(topic=topic, timeout=10).topics.get(topic)
-        except KafkaException as error:
-            msg = f"no live node answered a metadata request for {topic!r}: {error}"
-            raise KafkaMetadataError(msg, error.args[0]) from error
-        if described is None or described.error is not None:
-            error = None if described is None else described.error
-            msg = f"topic {topic!r} is not in the cluster's metadata: {error}"
-            raise KafkaMetadataError(msg, error)
-        found = described.partitions.get(partition)
-        if found is None:
-            count = len(described.partitions)
-            msg = f"topic {topic!r} has no partition {partition} (it has {count})"
-            raise KafkaMetadataError(msg)
-        return PartitionState(found.leader, tuple(found.replicas), tuple(found.isrs))
+        return partition_state(self._live_admin_config(), topic, partition)
 
     def leader_of(self, topic: str, partition: int) -> int:
         """Return the node id that leads ``topic``-``partition`` now.
@@ -414,13 +361,14 @@ class LocalKafkaCluster(StartStopContext):
         node.launch()
         deadline = time.monotonic() + self._settings.start_timeout_s
         assert self._cluster_id is not None
-        node.wait_serving(
+        wait_serving(
+            node,
             self._cluster_id,
             deadline,
             brokers=frozenset(self.live_node_ids),
             timeout_s=self._settings.start_timeout_s,
         )
-        lagging = self._wait_in_sync(node_id, deadline)
+        lagging = lagging_partitions(self._live_admin_config(), node_id, deadline)
         if lagging:
             msg = (
                 f"node {node_id} did not rejoin the ISR of {', '.join(lagging)} "
@@ -481,64 +429,18 @@ class LocalKafkaCluster(StartStopContext):
         TimeoutError
             If the ACLs are not listed within ``timeout_s``.
         """
-        from confluent_kafka.admin import (
-            AclBinding,
-            AclBindingFilter,
-            AclOperation,
-            AclPermissionType,
-            AdminClient,
-            ResourcePatternType,
-            ResourceType,
-        )
-
         if self._security is None or not self._security.authorizer:
             msg = "the cluster runs no authorizer: pass SecurityConfig(authorizer=True)"
             raise RuntimeError(msg)
-        resources = [
-            (kind, name)
-            for kind, name in ((ResourceType.TOPIC, topic), (ResourceType.GROUP, group))
-            if name is not None
-        ]
-        if not resources:
-            msg = "allow_read needs a topic, a group, or both"
-            raise ValueError(msg)
-        principal = f"User:{user}"
-        bindings = [
-            AclBinding(
-                kind,
-                name,
-                ResourcePatternType.LITERAL,
-                principal,
-                "*",
-                operation,
-                AclPermissionType.ALLOW,
-            )
-            for kind, name in resources
-            for operation in (AclOperation[name] for name in operations)
-        ]
         # PLAINTEXT is a super user's listener here (see connector.testing.security).
-        admin = AdminClient(self._live_admin_config())
-        for future in admin.create_acls(bindings, request_timeout=timeout_s).values():
-            future.result(timeout=timeout_s)
-        principal_filter = AclBindingFilter(
-            ResourceType.ANY,
-            None,
-            ResourcePatternType.ANY,
-            principal,
-            None,
-            AclOperation.ANY,
-            AclPermissionType.ANY,
+        grant(
+            self._live_admin_config(),
+            user,
+            topic=topic,
+            group=group,
+            operations=operations,
+            timeout_s=timeout_s,
         )
-        deadline = time.monotonic() + timeout_s
-        while True:
-            described = admin.describe_acls(principal_filter, request_timeout=timeout_s)
-            listed = set(described.result(timeout=timeout_s))
-            if set(bindings) <= listed:
-                return
-            if time.monotonic() > deadline:
-                msg = f"ACLs for {principal} were not listed within {timeout_s} s"
-                raise TimeoutError(msg)
-            time.sleep(0.05)
 
     def wait(self, timeout_s: float | None = None) -> int | None:
         """Block until a node exits on its own; return its exit code (``None`` on timeout)."""
@@ -554,8 +456,7 @@ class LocalKafkaCluster(StartStopContext):
     # -- internals ---------------------------------------------------------------------------
 
     def _start_once(self, runtime: tuple[str, list[Path]]) -> None:
-        data_dir = Path(tempfile.mkdtemp(prefix="local-kafka-cluster-"))
-        self._data_dir = data_dir
+        data_dir = self._new_data_dir("local-kafka-cluster-")
         security = self._security
         if security is not None and security.uses_tls:
             tls_dir = data_dir / "tls"
@@ -637,56 +538,12 @@ class LocalKafkaCluster(StartStopContext):
         Kafka has no broker setting for it other than the default of every topic, which
         would also break the single-replica topics test helpers create.
         """
-        from confluent_kafka.admin import (
-            AdminClient,
-            AlterConfigOpType,
-            ConfigEntry,
-            ConfigResource,
-            ResourceType,
-        )
-
-        min_isr = min(2, self._brokers)
-        if min_isr == 1:
-            return
-        resource = ConfigResource(
-            ResourceType.TOPIC,
+        set_topic_min_isr(
+            self._live_admin_config(),
             _OFFSETS_TOPIC,
-            incremental_configs=[
-                ConfigEntry(
-                    "min.insync.replicas",
-                    str(min_isr),
-                    incremental_operation=AlterConfigOpType.SET,
-                )
-            ],
+            min(2, self._brokers),
+            self._settings.start_timeout_s,
         )
-        admin = AdminClient(self._live_admin_config())
-        for future in admin.incremental_alter_configs([resource]).values():
-            future.result(timeout=self._settings.start_timeout_s)
-
-    def _wait_in_sync(self, node_id: int, deadline: float) -> list[str]:
-        """Wait until ``node_id`` is in the ISR of its led partitions; return those it is not."""
-        from confluent_kafka import KafkaException
-        from confluent_kafka.admin import AdminClient
-
-        admin = AdminClient(self._live_admin_config())
-        lagging: list[str] = []
-        while True:
-            try:
-                topics = admin.list_topics(timeout=5).topics
-            except KafkaException as error:
-                lagging = [f"(no metadata: {error})"]
-            else:
-                lagging = [
-                    f"{name}-{number}"
-                    for name, topic in topics.items()
-                    for number, partition in topic.partitions.items()
-                    if node_id in partition.replicas
-                    and partition.leader >= 0
-                    and node_id not in partition.isrs
-                ]
-            if not lagging or time.monotonic() > deadline:
-                return lagging
-            time.sleep(0.1)
 
     def _live_admin_config(self) -> dict[str, str | int]:
         """Admin settings over PLAINTEXT to the live nodes, quiet about dead ones."""
@@ -714,7 +571,4 @@ class LocalKafkaCluster(StartStopContext):
         self._ports = {}
         self._tls = None
         self._cluster_id = None
-        untrack(self)
-        if self._data_dir is not None and not self._settings.keep_data:
-            shutil.rmtree(self._data_dir, ignore_errors=True)
-        self._data_dir = None
+        self._drop_data_dir()

@@ -28,31 +28,23 @@ first stop some 3 s slower.
 from __future__ import annotations
 
 import argparse
-import shutil
 import signal
 import sys
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
+from typing import Unpack
 
-from connector.testing._node import (
+from connector.testing._config import (
     DEFAULT_JVM_OPTIONS,
     LOOPBACK,
-    PORT_ATTEMPTS,
-    KafkaNode,
-    LaunchSettings,
     ServerLayout,
-    StartStopContext,
-    check_port_free,
-    free_ports,
     random_cluster_id,
     server_properties,
-    start_with_port_retries,
-    track,
-    untrack,
-    wait_until_ready,
 )
+from connector.testing._node import KafkaNode
+from connector.testing._readiness import check_port_free, free_ports, wait_until_ready
+from connector.testing._server import PORT_ATTEMPTS, LaunchOptions, LaunchSettings, LocalServer
 from connector.testing.errors import BrokerStartError
 from connector.testing.jars import KAFKA_VERSION, JarResolutionError
 from connector.testing.local_cluster import LocalKafkaCluster
@@ -60,7 +52,7 @@ from connector.testing.local_cluster import LocalKafkaCluster
 __all__ = ["DEFAULT_JVM_OPTIONS", "BrokerStartError", "LocalKafka", "main"]
 
 
-class LocalKafka(StartStopContext):
+class LocalKafka(LocalServer):
     """A single-node Kafka broker in KRaft mode, on ``127.0.0.1``.
 
     Use it as a context manager, or call :meth:`start` and :meth:`stop`. Each instance gets a
@@ -70,59 +62,38 @@ class LocalKafka(StartStopContext):
     ----------
     port
         Broker port; a free port is picked when ``None``. The controller always gets a free port.
-    extra_properties
-        ``server.properties`` entries that override or add to the defaults below.
-    keep_data
-        Keep the data folder (logs, ``server.properties``, topic data) after :meth:`stop`.
-    start_timeout_s
-        How long :meth:`start` waits for the broker to answer, not counting a first download of
-        the jars.
-    stop_timeout_s
-        How long :meth:`stop` waits after SIGTERM before it sends SIGKILL.
-    jvm_options
-        Replaces :data:`DEFAULT_JVM_OPTIONS`.
-    class_data_sharing
-        Reuse (and, the first time, record) a class-data archive to start the JVM faster.
-    jars_cache_dir
-        Folder for the Kafka jars, passed to :func:`connector.testing.jars.resolve_jars`.
+
+    Other Parameters
+    ----------------
+    **options
+        The :class:`connector.testing._server.LaunchOptions`: ``extra_properties``,
+        ``keep_data``, ``start_timeout_s`` (default 60 s), ``stop_timeout_s``, ``jvm_options``
+        (default :data:`DEFAULT_JVM_OPTIONS`), ``class_data_sharing`` and ``jars_cache_dir``.
 
     Notes
     -----
     The defaults fit a single broker and fast tests; they are listed in
-    :func:`connector.testing._node.server_properties`. Internal topics (consumer offsets,
+    :func:`connector.testing._config.server_properties`. Internal topics (consumer offsets,
     transaction state, share-group state) have replication factor 1 and min ISR 1, since a
     single broker cannot hold more replicas; transactions therefore work. Auto topic creation
     is off, retention is checked every second but off by default, the cleaner compacts within
     seconds, and a consumer group forms without the initial rebalance delay.
     """
 
-    def __init__(
-        self,
-        *,
-        port: int | None = None,
-        extra_properties: Mapping[str, str] | None = None,
-        keep_data: bool = False,
-        start_timeout_s: float = 60.0,
-        stop_timeout_s: float = 30.0,
-        jvm_options: Sequence[str] | None = None,
-        class_data_sharing: bool = True,
-        jars_cache_dir: Path | None = None,
-    ) -> None:
+    def __init__(self, *, port: int | None = None, **options: Unpack[LaunchOptions]) -> None:
         if port is not None and not 0 < port < 65536:
             msg = f"port must be between 1 and 65535, got {port}"
             raise ValueError(msg)
-        self._requested_port = port
-        self._settings = LaunchSettings(
-            jvm_options=tuple(DEFAULT_JVM_OPTIONS if jvm_options is None else jvm_options),
-            extra_properties=extra_properties or {},
-            keep_data=keep_data,
-            start_timeout_s=start_timeout_s,
-            stop_timeout_s=stop_timeout_s,
-            class_data_sharing=class_data_sharing,
-            jars_cache_dir=jars_cache_dir,
+        super().__init__(
+            LaunchSettings.from_options(
+                "LocalKafka",
+                options,
+                default_jvm_options=DEFAULT_JVM_OPTIONS,
+                default_start_timeout_s=60.0,
+            )
         )
+        self._requested_port = port
         self._node: KafkaNode | None = None
-        self._data_dir: Path | None = None
         self._port: int | None = None
         self._cluster_id: str | None = None
 
@@ -167,7 +138,7 @@ class LocalKafka(StartStopContext):
 
         Ready means it serves metadata with its own cluster id and its group and transaction
         coordinators answer, so a consumer group or a transactional producer can start at
-        once (see :func:`connector.testing._node.wait_for_coordinators`).
+        once (see :func:`connector.testing._readiness.wait_for_coordinators`).
 
         Returns
         -------
@@ -187,11 +158,7 @@ class LocalKafka(StartStopContext):
         if self._node is not None:
             msg = f"the broker is already running at {self.bootstrap_servers}"
             raise RuntimeError(msg)
-        runtime = self._settings.java_and_jars()
-        attempts = 1 if self._requested_port is not None else PORT_ATTEMPTS
-        start_with_port_retries(lambda: self._start_once(runtime), self._discard, attempts)
-        track(self)
-        return self.bootstrap_servers
+        return self._start_tracked(1 if self._requested_port is not None else PORT_ATTEMPTS)
 
     def stop(self) -> None:
         """Stop the broker (SIGTERM, then SIGKILL after ``stop_timeout_s``) and clean up.
@@ -226,8 +193,7 @@ class LocalKafka(StartStopContext):
     # -- internals ---------------------------------------------------------------------------
 
     def _start_once(self, runtime: tuple[str, list[Path]]) -> None:
-        data_dir = Path(tempfile.mkdtemp(prefix="local-kafka-"))
-        self._data_dir = data_dir
+        data_dir = self._new_data_dir("local-kafka-")
         if self._requested_port is not None:
             check_port_free(self._requested_port)
             broker_port, controller_port = self._requested_port, free_ports(1)[0]
@@ -255,10 +221,7 @@ class LocalKafka(StartStopContext):
         if self._node is not None:
             self._node.stop(self._settings.stop_timeout_s, record=False)
         self._node = None
-        untrack(self)
-        if self._data_dir is not None and not self._settings.keep_data:
-            shutil.rmtree(self._data_dir, ignore_errors=True)
-        self._data_dir = None
+        self._drop_data_dir()
         self._port = None
         self._cluster_id = None
 
