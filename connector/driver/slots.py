@@ -40,11 +40,12 @@ def slot_count(options: KafkaSourceOptions, partition_count: int, current_slots:
     for a new query), with a warning. Unset means one slot per partition, as Spark's built-in
     source has one task per partition.
     """
-    if options.parallelism is not None:
-        return options.parallelism
-    fallback = current_slots or max(1, partition_count)
-    if not options.auto_parallelism:
+    parallelism = options.parallelism
+    if parallelism.count is not None:  # set exactly when the kind is "fixed"
+        return parallelism.count
+    if parallelism.kind == "unset":
         return max(1, partition_count)
+    fallback = current_slots or max(1, partition_count)
     cores = application_cores(options.parallelism_ui_url)
     if cores is None:
         logger.warning(

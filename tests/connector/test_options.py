@@ -7,6 +7,7 @@ import pytest
 from connector.config.options import (
     AssignPartitions,
     OffsetBound,
+    Parallelism,
     SubscribePattern,
     SubscribeTopics,
     include_headers,
@@ -33,7 +34,7 @@ def test_defaults_follow_spark() -> None:
     assert batch.ending == OffsetBound.latest()
     assert stream.fail_on_data_loss is True
     assert stream.include_headers is False
-    assert stream.parallelism is None
+    assert stream.parallelism == Parallelism.unset()
 
 
 def test_subscription_kinds() -> None:
@@ -153,9 +154,9 @@ def test_java_only_settings_have_their_own_class() -> None:
 
 def test_parallelism_auto() -> None:
     parsed = parse_options(lower({**BASE, "parallelism": "AUTO"}), "stream")
-    assert parsed.auto_parallelism is True and parsed.parallelism is None
+    assert parsed.parallelism == Parallelism.auto()
     parsed = parse_options(lower({**BASE, "parallelism": "6"}), "stream")
-    assert parsed.auto_parallelism is False and parsed.parallelism == 6
+    assert parsed.parallelism == Parallelism.fixed(6)
     with pytest.raises(InvalidOptionError, match="positive integer or 'auto'"):
         parse_options(lower({**BASE, "parallelism": "lots"}), "stream")
 

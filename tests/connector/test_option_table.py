@@ -1,0 +1,143 @@
+"""The option table itself: complete, consistent with the options object and with the README."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+import connector.config.options as options_module
+from connector.config.options import KafkaSourceOptions, parse_options
+from connector.config.table import (
+    IGNORED_KEYS,
+    OPTIONS,
+    OPTIONS_BY_KEY,
+    WRONG_MODE,
+    reject_unknown,
+)
+from connector.config.values import Mode
+from connector.errors import InvalidOptionError
+
+BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "orders"}
+MODES: tuple[Mode, ...] = get_args(Mode)
+# Fields parse_options fills from the kafka.* settings or from rules, not from one table entry.
+NOT_FROM_ONE_OPTION = {
+    "subscription",
+    "bootstrap_servers",
+    "kafka_settings",
+    "starting",
+    "ending",
+    "group_id",
+    "batch_size",
+}
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_names_are_unique_whatever_their_case() -> None:
+    assert len(OPTIONS_BY_KEY) == len(OPTIONS)
+    assert all(not option.key.startswith("kafka.") for option in OPTIONS)
+    assert not set(IGNORED_KEYS) & set(OPTIONS_BY_KEY)
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda option: option.name)
+def test_every_option_has_a_parser_and_a_default_it_accepts(option) -> None:
+    assert callable(option.parse)
+    for mode in MODES:
+        default = option.default_text(mode)
+        if default is not None:
+            assert option.parse(option.name, default) is not None, (option.name, mode)
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda option: option.name)
+def test_every_option_names_real_modes_and_winners(option) -> None:
+    assert option.modes and option.modes <= set(MODES)
+    for refused in set(MODES) - option.modes:
+        assert refused in WRONG_MODE, f"no message refusing {option.name} in a {refused}"
+    assert all(winner.lower() in OPTIONS_BY_KEY for winner in option.overridden_by)
+    if isinstance(option.default, dict):
+        assert set(option.default) <= option.modes
+
+
+def test_the_table_and_the_options_object_have_the_same_fields() -> None:
+    filled = [option.field for option in OPTIONS if option.field is not None]
+    assert len(filled) == len(set(filled)), "two options fill one field"
+    assert set(filled) | NOT_FROM_ONE_OPTION == {item.name for item in fields(KafkaSourceOptions)}
+    assert not set(filled) & NOT_FROM_ONE_OPTION
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_option_left_out_takes_its_tables_default(mode: Mode) -> None:
+    parsed = parse_options(BASE, mode)
+    for option in OPTIONS:
+        if option.field is None:
+            continue
+        default = option.default_text(mode)
+        expected = option.absent if default is None else option.parse(option.name, default)
+        assert getattr(parsed, option.field) == expected, option.name
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda option: option.name)
+def test_every_option_of_the_table_is_known(option) -> None:
+    reject_unknown({option.key: "x"})
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda option: option.name)
+def test_a_near_miss_is_answered_with_the_tables_spelling(option) -> None:
+    typo = option.key[:-1]
+    with pytest.raises(InvalidOptionError) as caught:
+        reject_unknown({typo: "x"})
+    assert caught.value.option == typo
+    assert f"Did you mean '{option.name}'?" in str(caught.value)
+
+
+def test_a_batch_only_option_is_refused_in_a_stream() -> None:
+    for option in OPTIONS:
+        if "stream" in option.modes:
+            continue
+        with pytest.raises(InvalidOptionError) as caught:
+            parse_options({**BASE, option.key: "1"}, "stream")
+        assert caught.value.option == option.name
+        assert WRONG_MODE["stream"] in str(caught.value)
+
+
+def test_repr_hides_an_option_the_table_marks_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    parsed = parse_options({**BASE, "commitoffsetstogroup": "team-x"}, "stream")
+    assert "commit_offsets_to_group='team-x'" in repr(parsed)
+    monkeypatch.setattr(options_module, "_SECRET_FIELDS", frozenset({"commit_offsets_to_group"}))
+    assert "team-x" not in repr(parsed)
+    assert "commit_offsets_to_group='***'" in repr(parsed)
+
+
+def readme_option_rows() -> dict[str, str]:
+    """Read the README's option table: every option it names, with its row's default cell."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    start = lines.index("| option | default | meaning |")
+    rows: dict[str, str] = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        name_cell, default_cell = (cell.strip() for cell in line.strip("|").split("|")[:2])
+        for name in re.findall(r"`([^`]+)`", name_cell):
+            rows[name] = default_cell
+    return rows
+
+
+def test_the_readme_names_every_option_of_the_table_and_no_other() -> None:
+    documented = {name for name in readme_option_rows() if not name.startswith("kafka.")}
+    assert documented == {option.name for option in OPTIONS}
+
+
+def test_the_readme_shows_the_tables_defaults() -> None:
+    rows = readme_option_rows()
+    for option in OPTIONS:
+        cell = rows[option.name]
+        per_mode = {mode: value for value, mode in re.findall(r"`([^`]+)` \((\w+)\)", cell)}
+        if per_mode:
+            assert per_mode == option.default, option.name
+        elif re.fullmatch(r"`[^`]+`", cell):
+            assert option.default == cell.strip("`"), option.name
+        elif cell in ("", "none"):
+            assert option.default is None, option.name
