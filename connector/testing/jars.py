@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
-from connector.testing._process import last_lines, run_captured
+from connector.testing._broker.process import last_lines, run_captured
 from connector.testing.errors import JarResolutionError
 
 __all__ = [

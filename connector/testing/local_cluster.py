@@ -21,11 +21,10 @@ Like a production cluster, internal topics get ``min(3, N)`` replicas and a min 
 Kafka's default of 1 unless it sets ``min.insync.replicas``, so that helpers creating
 single-replica topics keep working with ``acks=all``.
 
-At some 550 lines this module is longer than the tools' others on purpose: it is the one
-public class of the cluster, and most of its length is the documented contract of each
-method (lifecycle, addresses, faults, ACLs). The work behind them lives elsewhere: the
-processes in :mod:`connector.testing._node`, readiness in :mod:`connector.testing._readiness`,
-the admin-client calls in :mod:`connector.testing._cluster_admin`.
+This module is long because it is the one public class of the cluster, and most of its
+length is the documented contract of each method (lifecycle, addresses, faults, ACLs). The work
+behind them lives in :mod:`connector.testing._broker`: the processes in ``node``, readiness in
+``readiness``, the admin-client calls in ``cluster_admin``.
 """
 
 from __future__ import annotations
@@ -36,23 +35,28 @@ from pathlib import Path
 from typing import Unpack
 
 from connector.errors import KafkaMetadataError
-from connector.testing._cluster_admin import (
+from connector.testing._broker.cluster_admin import (
     PartitionState,
     grant,
     lagging_partitions,
     partition_state,
     set_topic_min_isr,
 )
-from connector.testing._config import (
+from connector.testing._broker.config import (
     CLUSTER_JVM_OPTIONS,
     LOOPBACK,
     ServerLayout,
     random_cluster_id,
     server_properties,
 )
-from connector.testing._node import KafkaNode
-from connector.testing._readiness import free_ports, wait_serving, wait_until_ready
-from connector.testing._server import PORT_ATTEMPTS, LaunchOptions, LaunchSettings, LocalServer
+from connector.testing._broker.node import KafkaNode
+from connector.testing._broker.readiness import free_ports, wait_serving, wait_until_ready
+from connector.testing._broker.server import (
+    PORT_ATTEMPTS,
+    LaunchOptions,
+    LaunchSettings,
+    LocalServer,
+)
 from connector.testing.security import SecurityConfig, TlsFiles, write_tls_files
 
 __all__ = ["LocalKafkaCluster", "PartitionState"]
@@ -76,10 +80,10 @@ class LocalKafkaCluster(LocalServer):
     Other Parameters
     ----------------
     **options
-        The :class:`connector.testing._server.LaunchOptions`: ``extra_properties``,
+        The :class:`connector.testing._broker.server.LaunchOptions`: ``extra_properties``,
         ``keep_data``, ``start_timeout_s`` (default 120 s; :meth:`restart` and
         :meth:`wait_until_ready` wait as long), ``stop_timeout_s``, ``jvm_options`` (default
-        :data:`connector.testing._config.CLUSTER_JVM_OPTIONS`, a 384 MiB heap each),
+        :data:`connector.testing._broker.config.CLUSTER_JVM_OPTIONS`, a 384 MiB heap each),
         ``class_data_sharing`` and ``jars_cache_dir``.
     """
 

@@ -35,16 +35,21 @@ from pathlib import Path
 from types import FrameType
 from typing import Unpack
 
-from connector.testing._config import (
+from connector.testing._broker.config import (
     DEFAULT_JVM_OPTIONS,
     LOOPBACK,
     ServerLayout,
     random_cluster_id,
     server_properties,
 )
-from connector.testing._node import KafkaNode
-from connector.testing._readiness import check_port_free, free_ports, wait_until_ready
-from connector.testing._server import PORT_ATTEMPTS, LaunchOptions, LaunchSettings, LocalServer
+from connector.testing._broker.node import KafkaNode
+from connector.testing._broker.readiness import check_port_free, free_ports, wait_until_ready
+from connector.testing._broker.server import (
+    PORT_ATTEMPTS,
+    LaunchOptions,
+    LaunchSettings,
+    LocalServer,
+)
 from connector.testing.errors import BrokerStartError
 from connector.testing.jars import KAFKA_VERSION, JarResolutionError
 from connector.testing.local_cluster import LocalKafkaCluster
@@ -66,14 +71,14 @@ class LocalKafka(LocalServer):
     Other Parameters
     ----------------
     **options
-        The :class:`connector.testing._server.LaunchOptions`: ``extra_properties``,
+        The :class:`connector.testing._broker.server.LaunchOptions`: ``extra_properties``,
         ``keep_data``, ``start_timeout_s`` (default 60 s), ``stop_timeout_s``, ``jvm_options``
         (default :data:`DEFAULT_JVM_OPTIONS`), ``class_data_sharing`` and ``jars_cache_dir``.
 
     Notes
     -----
     The defaults fit a single broker and fast tests; they are listed in
-    :func:`connector.testing._config.server_properties`. Internal topics (consumer offsets,
+    :func:`connector.testing._broker.config.server_properties`. Internal topics (consumer offsets,
     transaction state, share-group state) have replication factor 1 and min ISR 1, since a
     single broker cannot hold more replicas; transactions therefore work. Auto topic creation
     is off, retention is checked every second but off by default, the cleaner compacts within
@@ -138,7 +143,7 @@ class LocalKafka(LocalServer):
 
         Ready means it serves metadata with its own cluster id and its group and transaction
         coordinators answer, so a consumer group or a transactional producer can start at
-        once (see :func:`connector.testing._readiness.wait_for_coordinators`).
+        once (see :func:`connector.testing._broker.readiness.wait_for_coordinators`).
 
         Returns
         -------

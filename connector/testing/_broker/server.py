@@ -18,8 +18,8 @@ from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import Protocol, Self, TypedDict
 
-from connector.testing._node import KafkaNode
-from connector.testing._readiness import PortTaken
+from connector.testing._broker.node import KafkaNode
+from connector.testing._broker.readiness import PortTaken
 from connector.testing.errors import BrokerStartError
 from connector.testing.jars import KAFKA_BROKER_COORDINATES, find_java, resolve_jars
 

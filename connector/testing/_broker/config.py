@@ -2,8 +2,8 @@
 
 Pure values and text: nothing here starts a process, so the settings that make a test broker
 fast and predictable can be read (and changed) in one place, apart from how it is launched
-(:mod:`connector.testing._node`) and how its readiness is checked
-(:mod:`connector.testing._readiness`).
+(:mod:`connector.testing._broker.node`) and how its readiness is checked
+(:mod:`connector.testing._broker.readiness`).
 """
 
 from __future__ import annotations
