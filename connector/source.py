@@ -10,6 +10,7 @@ from pyspark.sql.types import StructType
 
 from connector.config.kafka_config import check_client_accepts
 from connector.config.options import KafkaSourceOptions, Mode, include_headers, parse_options
+from connector.config.table import OPTIONS
 from connector.driver.batch_reader import KafkaBatchReader
 from connector.driver.stream_reader import KafkaStreamReader
 from connector.errors import KafkaSourceError
@@ -62,7 +63,9 @@ class KafkaSource(DataSource):
         return options
 
 
-_BATCH_ONLY: Final = ("endingoffsets", "endingtimestamp", "endingoffsetsbytimestamp")
+_BATCH_ONLY: Final = frozenset(
+    option.key for option in OPTIONS if "stream" not in option.modes
+)  # the ``ending*`` options, as the option table declares them
 
 
 def check_options(options: Mapping[str, str]) -> None:

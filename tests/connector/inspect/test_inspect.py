@@ -29,7 +29,7 @@ from state import OffsetState, PartitionOffset, TopicPartition
 
 P = PartitionOffset
 TP = TopicPartition
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 # Spark 4.3's metadata line, as it appears in a real checkpoint (conf shortened).
 METADATA = (

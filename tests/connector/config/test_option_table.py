@@ -33,7 +33,7 @@ NOT_FROM_ONE_OPTION = {
     "group_id",
     "batch_size",
 }
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def test_names_are_unique_whatever_their_case() -> None:
