@@ -1,0 +1,148 @@
+"""``latestOffset`` as Spark calls it: fetch, plan, serialize, with Kafka's answers given.
+
+The planner's decisions have their own property tests (``tests/state/test_batch_boundary.py``);
+these check the wiring: what the reader asks Kafka, what it hands back to Spark (the very
+``start`` object when there is no batch), and what it shows in the query progress.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+import pytest
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+from connector.config.options import parse_options
+from connector.driver.kafka_metadata import LiveTopics
+from connector.driver.stream_reader import KafkaStreamReader
+from connector.errors import DataLossError, MissingTopicError
+from state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition
+from state.batch_boundary import KafkaNow
+
+P0, P1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
+
+
+class KafkaAnswers:
+    """What the brokers answer at one batch boundary: set by each test, recorded when asked."""
+
+    def __init__(
+        self,
+        latest: Mapping[TopicPartition, int],
+        topic_id: str = "ID1",
+        earliest: int = 0,
+        missing: tuple[str, ...] = (),
+    ) -> None:
+        self.latest = dict(latest)
+        self.topic_id = topic_id
+        self.earliest_offset = earliest
+        self.missing = missing
+        self.earliest_asked: list[list[TopicPartition]] = []
+
+    def look_up(self, subscription: object) -> tuple[LiveTopics, KafkaNow]:
+        """Answer as :meth:`KafkaMetadata.look_up`: the partitions, their ids and ends."""
+        partitions = frozenset(self.latest)
+        ids = {tp.topic: self.topic_id for tp in partitions}
+        return LiveTopics(partitions, ids, self.missing), KafkaNow(partitions, ids, self.latest)
+
+    def earliest(self, partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
+        """Answer as :meth:`KafkaMetadata.earliest`, recording what was asked."""
+        self.earliest_asked.append(list(partitions))
+        return {tp: self.earliest_offset for tp in partitions}
+
+    def close(self) -> None:
+        """Nothing to close: no connection was made."""
+
+
+def reader(kafka: KafkaAnswers, **options: str) -> KafkaStreamReader:
+    raw = {"kafka.bootstrap.servers": "localhost:9", "subscribe": "orders", **options}
+    stream = KafkaStreamReader(parse_options(raw, "stream"))
+    stream._metadata = kafka  # type: ignore[assignment]  # the brokers' answers
+    return stream
+
+
+def start_of(offsets: Mapping[TopicPartition, int], topic_id: str = "ID1") -> dict:
+    slots = [[PartitionOffset(tp.topic, tp.partition, o)] for tp, o in offsets.items()]
+    state = OffsetState.of(slots)
+    return SlotsDocument(state, topic_ids={"orders": topic_id}).to_dict()
+
+
+def offsets_in(document: dict) -> dict[int, int]:
+    return {int(p): o for slot in document["slots"] for ps in slot.values() for p, o in ps.items()}
+
+
+def test_a_batch_ends_at_the_latest_offsets_and_progress_shows_them() -> None:
+    kafka = KafkaAnswers({P0: 10, P1: 4})
+    stream = reader(kafka)
+    end = stream.latestOffset(start_of({P0: 2, P1: 4}), ReadAllAvailable())
+    assert offsets_in(end) == {0: 10, 1: 4}
+    assert end["topicIds"] == {"orders": "ID1"}
+    report = stream.reportLatestOffset()
+    assert report == {
+        "latest": {"orders": {"0": 10, "1": 4}},
+        "backlog": {
+            "total": 0,
+            "perSlot": [0, 0],
+            "perPartition": {"min": 0, "max": 0, "avg": 0.0},
+        },
+    }
+    assert kafka.earliest_asked == [[]], "no partition joins: no earliest offset is needed"
+
+
+def test_nothing_new_hands_spark_back_its_own_start() -> None:
+    stream = reader(KafkaAnswers({P0: 5, P1: 4}))
+    start = start_of({P0: 5, P1: 4})
+    assert stream.latestOffset(start, ReadAllAvailable()) is start
+
+
+def test_the_row_cap_is_shared_and_the_rest_stays_as_backlog() -> None:
+    stream = reader(KafkaAnswers({P0: 100, P1: 100}), maxOffsetsPerTrigger="10")
+    end = stream.latestOffset(start_of({P0: 0, P1: 0}), ReadMaxRows(10))
+    assert offsets_in(end) == {0: 5, 1: 5}
+    assert stream.reportLatestOffset()["backlog"]["total"] == 190
+
+
+def test_below_the_minimum_the_trigger_is_skipped() -> None:
+    stream = reader(
+        KafkaAnswers({P0: 5, P1: 4}), minOffsetsPerTrigger="100", maxTriggerDelay="1h"
+    )
+    stream._last_trigger_ms = 1e15  # the last batch was just now
+    start = start_of({P0: 0, P1: 4})
+    assert stream.latestOffset(start, ReadMaxRows(2**63 - 1)) is start
+
+
+def test_a_new_partition_joins_at_its_earliest_offset() -> None:
+    kafka = KafkaAnswers({P0: 5, P1: 9}, earliest=3)
+    stream = reader(kafka)
+    end = stream.latestOffset(start_of({P0: 5}), ReadAllAvailable())
+    assert offsets_in(end) == {0: 5, 1: 3}
+    assert kafka.earliest_asked == [[P1]]
+
+
+def test_a_recreated_topic_fails_the_batch_under_fail_on_data_loss() -> None:
+    stream = reader(KafkaAnswers({P0: 50}, topic_id="ID2"))
+    with pytest.raises(DataLossError, match=r"orders \(id ID1 -> ID2\) was deleted and re-created"):
+        stream.latestOffset(start_of({P0: 7}), ReadAllAvailable())
+
+
+def test_a_recreated_topic_restarts_at_its_earliest_offset_otherwise() -> None:
+    stream = reader(KafkaAnswers({P0: 50}, topic_id="ID2", earliest=0), failOnDataLoss="false")
+    end = stream.latestOffset(start_of({P0: 7}), ReadAllAvailable())
+    assert offsets_in(end) == {0: 0}
+    assert end["topicIds"] == {"orders": "ID2"}
+
+
+def test_a_typo_fails_once_missing_topic_timeout_has_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr("connector.driver.stream_reader.time.monotonic", lambda: clock[0])
+    stream = reader(
+        KafkaAnswers({P0: 5}, missing=("ordres",)),
+        subscribe="orders,ordres",
+        missingTopicTimeout="30s",
+    )
+    start = start_of({P0: 5})
+    stream.latestOffset(start, ReadAllAvailable())
+    clock[0] += 31
+    with pytest.raises(MissingTopicError, match="ordres"):
+        stream.latestOffset(start, ReadAllAvailable())
