@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from connector.config.options import parse_options
-from connector.driver.checkpointed import CheckpointedDocuments as _DocumentCache
+from connector.driver.checkpointed import CheckpointedDocuments
 from connector.driver.stream_reader import KafkaStreamReader
 from state import (
     EVENT_TIME_KEY,
@@ -56,7 +56,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
 
 
 def test_a_written_document_comes_back_without_parsing(parses: list[object]) -> None:
-    cache = _DocumentCache()
+    cache = CheckpointedDocuments()
     document = SlotsDocument(state_of({0: 5}, {1: 7}))
     written = cache.to_dict(document)
     assert written == document.to_dict()
@@ -65,7 +65,7 @@ def test_a_written_document_comes_back_without_parsing(parses: list[object]) -> 
 
 
 def test_a_document_parsed_once_is_reused(parses: list[object]) -> None:
-    cache = _DocumentCache()
+    cache = CheckpointedDocuments()
     data = SlotsDocument(state_of({0: 5})).to_dict()
     first = cache.parse(from_spark(data))
     assert cache.parse(from_spark(data)) is first
@@ -83,7 +83,7 @@ def test_a_document_parsed_once_is_reused(parses: list[object]) -> None:
 def test_equal_but_not_identical_values_are_still_refused(
     where: tuple[str | int, ...], value: object
 ) -> None:
-    cache = _DocumentCache()
+    cache = CheckpointedDocuments()
     written = cache.to_dict(SlotsDocument(state_of({0: 1})))
     changed = from_spark(written)
     inner: Any = changed
@@ -96,7 +96,7 @@ def test_equal_but_not_identical_values_are_still_refused(
 
 
 def test_extras_must_match_type_for_type(parses: list[object]) -> None:
-    cache = _DocumentCache()
+    cache = CheckpointedDocuments()
     written = cache.to_dict(SlotsDocument(state_of({0: 1}), {"note": {"ratio": 0.0, "n": 2}}))
     changed = from_spark(written)
     changed["note"]["ratio"] = -0.0  # equal, yet other JSON
@@ -106,7 +106,7 @@ def test_extras_must_match_type_for_type(parses: list[object]) -> None:
 
 
 def test_a_changed_dict_after_writing_changes_nothing() -> None:
-    cache = _DocumentCache()
+    cache = CheckpointedDocuments()
     document = SlotsDocument(state_of({0: 5}))
     written = cache.to_dict(document)
     written["slots"][0]["orders"]["0"] = 9  # the caller's copy, not the cache's
@@ -115,7 +115,7 @@ def test_a_changed_dict_after_writing_changes_nothing() -> None:
 
 
 def test_only_the_last_documents_are_kept(parses: list[object]) -> None:
-    cache = _DocumentCache(size=2)
+    cache = CheckpointedDocuments(size=2)
     dicts = [cache.to_dict(SlotsDocument(state_of({0: n}))) for n in range(3)]
     cache.parse(from_spark(dicts[2]))
     cache.parse(from_spark(dicts[1]))
@@ -125,7 +125,7 @@ def test_only_the_last_documents_are_kept(parses: list[object]) -> None:
 
 
 def test_foreign_documents_still_fail() -> None:
-    cache = _DocumentCache()
+    cache = CheckpointedDocuments()
     cache.to_dict(SlotsDocument(state_of({0: 5})))
     with pytest.raises(ForeignCheckpointError):
         cache.parse({"orders": {"0": 5}})
@@ -200,7 +200,7 @@ def test_backlog_is_counted_per_partition_and_slot() -> None:
 
 
 def test_event_time_extras_are_reused_when_identical(parses: list[object]) -> None:
-    cache = _DocumentCache()
+    cache = CheckpointedDocuments()
     section = {"partitions": {"orders": {"0": [None, 5], "1": [3, 4]}}}
     document = SlotsDocument(state_of({0: 1, 1: 2}), {EVENT_TIME_KEY: section})
     written = cache.to_dict(document)
