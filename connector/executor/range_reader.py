@@ -30,6 +30,7 @@ from connector.errors import (
     KafkaAuthorizationError,
     KafkaReadError,
 )
+from connector.executor import task_timing
 from connector.executor.arrow_rows import messages_to_batch
 from connector.kafka_clients import ClientErrors, executor_consumer
 from state import OffsetRange, TopicPartition
@@ -90,6 +91,7 @@ def read_ranges(
     ranges of one partition they are read in separate rounds, because one consumer can hold a
     partition at one position only.
     """
+    timing = task_timing.start()
     errors = ClientErrors()
     consumer = executor_consumer(
         errors,
@@ -106,11 +108,18 @@ def read_ranges(
     # A consumer that is only ever assigned partitions of one topic only ever receives that
     # topic's records, so the topic column can be filled without asking each record.
     single_topic = next(iter(topics)) if len(topics) == 1 else None
+    if timing is not None:
+        timing.setup_s = time.monotonic() - timing.started
+        timing.ranges = len(ranges)
     try:
         for round_ranges in _rounds(ranges):
-            yield from _read_round(consumer, round_ranges, settings, single_topic, errors)
+            yield from _read_round(consumer, round_ranges, settings, single_topic, errors, timing)
     finally:
+        released = time.monotonic()
         consumer.close()
+        if timing is not None:
+            timing.release_s = time.monotonic() - released
+            timing.finish()
 
 
 def _rounds(ranges: Sequence[OffsetRange]) -> list[dict[TopicPartition, OffsetRange]]:
@@ -135,6 +144,7 @@ def _read_round(
     settings: RangeReadSettings,
     single_topic: str | None,
     errors: ClientErrors,
+    timing: task_timing.TaskTiming | None,
 ) -> Iterator[pa.RecordBatch]:
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
@@ -142,6 +152,7 @@ def _read_round(
     consumer.assign(  # type: ignore[attr-defined]
         [KafkaTopicPartition(r.topic, r.partition, r.start) for r in remaining.values()]
     )
+    assigned = last_rows = time.monotonic()
 
     def finish(key: _Key) -> None:
         del remaining[key]
@@ -151,9 +162,13 @@ def _read_round(
     while remaining:
         with cycle_collector_paused():
             wanted = min(settings.batch_size, _offsets_left(consumer, remaining))
+            if timing is not None:
+                asked = time.monotonic()
             messages = consumer.consume(wanted, timeout=_CONSUME_WAIT_S)  # type: ignore[attr-defined]
             batch = None
             received = bool(messages)
+            if timing is not None:
+                _time_consume(timing, asked, received, assigned)
             if received:
                 # "is not None": KafkaError's == against None raises inside confluent-kafka.
                 if not [message for message in messages if message.error() is not None]:
@@ -187,6 +202,24 @@ def _read_round(
             raise KafkaReadError(msg)
         if batch is not None and batch.num_rows:
             yield batch
+            if timing is not None:
+                # After the yield: the time Spark spent on the batch is not waiting.
+                timing.rows += batch.num_rows
+                last_rows = time.monotonic()
+    if timing is not None:
+        timing.end_wait_s += time.monotonic() - last_rows
+
+
+def _time_consume(
+    timing: task_timing.TaskTiming, asked: float, received: bool, assigned: float
+) -> None:
+    now = time.monotonic()
+    timing.consume_s += now - asked
+    if not received:
+        timing.empty_polls += 1
+        timing.empty_s += now - asked
+    elif timing.first_record_s is None:
+        timing.first_record_s = now - assigned
 
 
 def _offsets_left(consumer: object, remaining: Mapping[_Key, OffsetRange]) -> int:
