@@ -24,6 +24,7 @@ import pyarrow as pa
 from connector._gc import cycle_collector_paused
 from connector._logging import logger
 from connector.config.kafka_config import redacted_settings
+from connector.consumer_pool import IDLE_TIMEOUT_S
 from connector.errors import (
     DataLossError,
     KafkaAuthenticationError,
@@ -32,7 +33,7 @@ from connector.errors import (
 )
 from connector.executor import task_timing
 from connector.executor.arrow_rows import messages_to_batch
-from connector.kafka_clients import ClientErrors, executor_consumer
+from connector.kafka_clients import ClientErrors, lend_executor_consumer
 from state import OffsetRange, TopicPartition
 
 __all__ = ["FETCH_DEFAULTS", "RangeReadSettings", "read_ranges"]
@@ -67,6 +68,8 @@ class RangeReadSettings:
     fail_on_data_loss: bool
     poll_timeout_ms: int
     batch_size: int
+    consumer_idle_timeout_s: float = IDLE_TIMEOUT_S
+    """How long the worker's pool keeps a consumer no task uses (see connector.consumer_pool)."""
 
     def __repr__(self) -> str:
         """Every field, with secret consumer settings replaced by ``'***'``."""
@@ -74,7 +77,8 @@ class RangeReadSettings:
             f"RangeReadSettings(consumer_config={redacted_settings(self.consumer_config)!r}, "
             f"include_headers={self.include_headers!r}, "
             f"fail_on_data_loss={self.fail_on_data_loss!r}, "
-            f"poll_timeout_ms={self.poll_timeout_ms!r}, batch_size={self.batch_size!r})"
+            f"poll_timeout_ms={self.poll_timeout_ms!r}, batch_size={self.batch_size!r}, "
+            f"consumer_idle_timeout_s={self.consumer_idle_timeout_s!r})"
         )
 
 
@@ -92,9 +96,11 @@ def read_ranges(
     partition at one position only.
     """
     timing = task_timing.start()
-    errors = ClientErrors()
-    consumer = executor_consumer(
-        errors,
+    topics = {r.topic for r in ranges}
+    # A consumer that is only ever assigned partitions of one topic only ever receives that
+    # topic's records, so the topic column can be filled without asking each record.
+    single_topic = next(iter(topics)) if len(topics) == 1 else None
+    with lend_executor_consumer(
         {**FETCH_DEFAULTS, **settings.consumer_config},
         {
             "enable.auto.commit": False,
@@ -103,23 +109,20 @@ def read_ranges(
             # Surface a missing start offset as an error instead of silently jumping.
             "auto.offset.reset": "error",
         },
-    )
-    topics = {r.topic for r in ranges}
-    # A consumer that is only ever assigned partitions of one topic only ever receives that
-    # topic's records, so the topic column can be filled without asking each record.
-    single_topic = next(iter(topics)) if len(topics) == 1 else None
-    if timing is not None:
-        timing.setup_s = time.monotonic() - timing.started
-        timing.ranges = len(ranges)
-    try:
-        for round_ranges in _rounds(ranges):
-            yield from _read_round(consumer, round_ranges, settings, single_topic, errors, timing)
-    finally:
-        released = time.monotonic()
-        consumer.close()
+        settings.consumer_idle_timeout_s,
+    ) as loan:
         if timing is not None:
-            timing.release_s = time.monotonic() - released
-            timing.finish()
+            timing.setup_s = time.monotonic() - timing.started
+            timing.ranges = len(ranges)
+            timing.reused = loan.reused
+        for round_ranges in _rounds(ranges):
+            yield from _read_round(
+                loan.consumer, round_ranges, settings, single_topic, loan.errors, timing
+            )
+        released = time.monotonic()
+    if timing is not None:
+        timing.release_s = time.monotonic() - released
+        timing.finish()
 
 
 def _rounds(ranges: Sequence[OffsetRange]) -> list[dict[TopicPartition, OffsetRange]]:
@@ -284,16 +287,23 @@ def _take_in_range(
         last = offset_range.until - 1
         run = offsets.slice(low, high - low)
         stop = high
-        if pc.max(run).as_py() >= last:
+        extremes = pc.min_max(run)
+        if extremes["max"].as_py() >= last:
             first = pc.indices_nonzero(pc.greater_equal(run, last))[0].as_py()
             stop = low + first + (1 if run[first].as_py() < offset_range.until else 0)
             finish(key)
         if stop == low:
             continue
-        if kept and kept[-1][1] == low:
-            kept[-1][1] = stop
-        else:
-            kept.append([low, stop])
+        pieces = [[low, stop]]
+        if extremes["min"].as_py() < offset_range.start:
+            # Records below the range: left from an earlier assignment of a reused consumer.
+            # librdkafka drops those itself; this keeps reuse from ever changing the rows.
+            pieces = _at_or_above(offsets, low, stop, offset_range.start)
+        for piece in pieces:
+            if kept and kept[-1][1] == piece[0]:
+                kept[-1][1] = piece[1]
+            else:
+                kept.append(piece)
     if not kept:
         return None
     if len(kept) == 1:
@@ -301,6 +311,19 @@ def _take_in_range(
         return batch if stop - low == count else batch.slice(low, stop - low)
     rows = [row for low, stop in kept for row in range(low, stop)]
     return batch.take(pa.array(rows, pa.int64()))
+
+
+def _at_or_above(offsets: pa.Array, low: int, stop: int, start: int) -> list[list[int]]:
+    """Return the runs of rows in ``[low, stop)`` whose offset is at least ``start``."""
+    pieces: list[list[int]] = []
+    for row, offset in enumerate(offsets.slice(low, stop - low).to_pylist(), low):
+        if offset < start:
+            continue
+        if pieces and pieces[-1][1] == row:
+            pieces[-1][1] = row + 1
+        else:
+            pieces.append([row, row + 1])
+    return pieces
 
 
 def _accept_with_events(
@@ -319,6 +342,8 @@ def _accept_with_events(
         offset_range = remaining.get(key)
         if offset_range is None:
             continue  # fetched before its range finished; not ours to emit
+        if message.offset() < offset_range.start:  # type: ignore[attr-defined]
+            continue  # from an earlier assignment of a reused consumer (see _take_in_range)
         error = message.error()  # type: ignore[attr-defined]
         if error is not None:
             if error.code() == KafkaError._PARTITION_EOF:  # type: ignore[attr-defined]
