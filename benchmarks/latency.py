@@ -179,8 +179,13 @@ def run_latency(
     rounds: int,
     timings_path: Path | None,
     say: Any = print,
+    ours_options: Mapping[str, str] | None = None,
 ) -> list[LatencyRun]:
-    """Measure every rate: a topic and a producer each, both sources ``rounds`` times in turn."""
+    """Measure every rate: a topic and a producer each, both sources ``rounds`` times in turn.
+
+    ``ours_options`` are added to our source's options (defaults otherwise, as for the
+    built-in source).
+    """
     runs = []
     for rate in rates:
         topic = f"latency-{rate}-{uuid.uuid4().hex[:8]}"
@@ -200,6 +205,7 @@ def run_latency(
                         warmup_s,
                         measure_s,
                         timings_path,
+                        ours_options or {},
                     )
                     runs.append(run)
                     say(describe(run))
@@ -235,6 +241,7 @@ def _measure(
     warmup_s: float,
     measure_s: float,
     timings_path: Path | None,
+    ours_options: Mapping[str, str],
 ) -> LatencyRun:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -257,6 +264,8 @@ def _measure(
         .option("subscribe", topic)
         .option("startingOffsets", "latest")
     )
+    if source == OURS:
+        reader = reader.options(**ours_options)
     with tempfile.TemporaryDirectory(prefix="latency-checkpoint-") as checkpoint:
         handle = (
             reader.load()

@@ -99,6 +99,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="add cProfile listings of planning and rebalancer, and the start-up import times",
     )
     parser.add_argument(
+        "--ours-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="latency: an option for our source only, e.g. parallelism=2 (repeatable)",
+    )
+    parser.add_argument(
         "--task-timings", type=Path, help="latency: keep our tasks' timing lines in this file"
     )
     parser.add_argument("--markdown", type=Path, help="also write the results to this file")
@@ -277,7 +284,10 @@ def _latency(bootstrap: str, args: argparse.Namespace) -> str:
         os.environ[TIMINGS_ENV] = str(timings)
         spark = spark_session(Path(scratch) / "warehouse")
         try:
-            runs = run_latency(spark, bootstrap, rates, warmup, measure, rounds, timings, _say)
+            ours = dict(option.split("=", 1) for option in args.ours_option)
+            runs = run_latency(
+                spark, bootstrap, rates, warmup, measure, rounds, timings, _say, ours
+            )
         finally:
             spark.stop()
             del os.environ[TIMINGS_ENV]
