@@ -163,6 +163,8 @@ class LatencyRun:
     batches: int
     durations: Mapping[str, float]
     tasks: TaskSummary | None
+    first_rows_s: float | None = None
+    """Seconds from ``start()`` to the end of the first batch with rows: the query's start-up."""
 
     @property
     def batches_per_minute(self) -> float:
@@ -221,6 +223,8 @@ def describe(run: LatencyRun) -> str:
         f"max {run.latency.max:,.0f} ms, {run.batches_per_minute:,.0f} batches/min, "
         f"{run.latency.rows:,} rows"
     )
+    if run.first_rows_s is not None:
+        text += f", first rows {run.first_rows_s:.1f} s after start()"
     if run.tasks is not None:
         t = run.tasks
         text += (
@@ -267,6 +271,7 @@ def _measure(
     if source == OURS:
         reader = reader.options(**ours_options)
     with tempfile.TemporaryDirectory(prefix="latency-checkpoint-") as checkpoint:
+        started = time.time()
         handle = (
             reader.load()
             .writeStream.foreachBatch(sink)
@@ -275,7 +280,6 @@ def _measure(
             .start()
         )
         try:
-            started = time.time()
             window_start = started + warmup_s
             window_end = window_start + measure_s
             while time.time() < window_end:
@@ -301,6 +305,7 @@ def _measure(
         window_s=measure_s,
         latency=summarize(latencies),
         batches=sum(1 for _at, lat in kept if len(lat)),
+        first_rows_s=next((at - started for at, lat in batches if len(lat)), None),
         durations=mean_durations(in_window),
         tasks=tasks,
     )
