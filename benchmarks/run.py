@@ -106,6 +106,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="latency: an option for our source only, e.g. parallelism=2 (repeatable)",
     )
     parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="latency: a Spark setting for the latency session (repeatable), e.g. "
+        "spark.python.unix.domain.socket.enabled=true",
+    )
+    parser.add_argument(
         "--task-timings", type=Path, help="latency: keep our tasks' timing lines in this file"
     )
     parser.add_argument("--markdown", type=Path, help="also write the results to this file")
@@ -282,7 +290,10 @@ def _latency(bootstrap: str, args: argparse.Namespace) -> str:
         timings = args.task_timings or Path(scratch) / "task-timings.jsonl"
         # The Python workers inherit the environment of the JVM the session starts.
         os.environ[TIMINGS_ENV] = str(timings)
-        spark = spark_session(Path(scratch) / "warehouse")
+        settings = dict(setting.split("=", 1) for setting in args.spark_conf)
+        if settings:
+            _say(f"  extra Spark settings: {settings}")
+        spark = spark_session(Path(scratch) / "warehouse", settings)
         try:
             ours = dict(option.split("=", 1) for option in args.ours_option)
             runs = run_latency(
