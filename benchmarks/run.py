@@ -2,8 +2,8 @@
 
 Usage::
 
-    .venv/bin/python -m benchmarks.run            # full run, about 10-20 minutes on 2 cores
-    .venv/bin/python -m benchmarks.run --quick    # small sizes, a smoke test of 2-3 minutes
+    .venv/bin/python -m benchmarks.run            # full run, about 20-30 minutes on 2 cores
+    .venv/bin/python -m benchmarks.run --quick    # small sizes, a smoke test of 3-5 minutes
 
 One embedded broker, one ``local[2]`` Spark session and one topic per workload serve every
 contender. Per workload and query each Spark source runs once first (reported, but not used
