@@ -1,5 +1,10 @@
 """Executor side: read a task's offset ranges with one consumer and yield Arrow batches.
 
+The consumer is borrowed from the Python worker's pool (:mod:`connector.consumer_pool`) and
+every round assigns its partitions with explicit start offsets, so a consumer an earlier task
+used reads exactly what a new one would; records below a range's start, which librdkafka
+already drops after a re-assignment, are dropped here too.
+
 A range ``[start, until)`` is finished by whichever comes first: a record at ``until - 1`` or
 beyond, or the partition's end-of-log event at or beyond ``until``. The second rule is what
 keeps the reader from hanging on offset gaps: compacted-away records, transaction markers and
