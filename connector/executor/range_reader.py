@@ -49,6 +49,12 @@ FETCH_DEFAULTS: Mapping[str, str] = {
     # idle most of each second: with the default, a consumer of 100-byte records gets a fifth
     # of the records per second it gets with 1 ms (see benchmarks/RESULTS.md).
     "fetch.queue.backoff.ms": "1",
+    # How long the broker may hold a fetch for a partition with nothing new (default 500 ms).
+    # When a task's last range ends, its consumer has usually sent one more fetch, for the
+    # offsets after the range; librdkafka keeps one fetch in flight per broker, so the next
+    # task that borrows the consumer from the pool would wait for that fetch first: up to
+    # 500 ms per task on a topic that is not being written (see benchmarks/RESULTS.md).
+    "fetch.wait.max.ms": "10",
 }
 """Consumer settings the executors use unless ``kafka.*`` options set them."""
 
