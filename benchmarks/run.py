@@ -2,8 +2,8 @@
 
 Usage::
 
-    .venv/bin/python -m benchmarks.run            # full run, about 10-20 minutes on 2 cores
-    .venv/bin/python -m benchmarks.run --quick    # small sizes, a smoke test of 2-3 minutes
+    .venv/bin/python -m benchmarks.run            # full run, about 20-30 minutes on 2 cores
+    .venv/bin/python -m benchmarks.run --quick    # small sizes, a smoke test of 3-5 minutes
 
 One embedded broker, one ``local[2]`` Spark session and one topic per workload serve every
 contender. Per workload and query each Spark source runs once first (reported, but not used
@@ -74,16 +74,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--runs", type=int, default=None, help="timed runs after the first (default: 3, quick: 1)"
     )
-    parser.add_argument("--only", choices=("throughput", "planning", "rebalancer"), action="append")
+    parser.add_argument(
+        "--only", choices=("throughput", "planning", "rebalancer", "latency"), action="append"
+    )
+    parser.add_argument(
+        "--rates",
+        type=lambda text: tuple(int(r) for r in text.split(",")),
+        default=None,
+        help="latency: records per second, comma-separated (default: 1000,10000,50000; "
+        "quick: 1000,10000)",
+    )
+    parser.add_argument(
+        "--warmup", type=float, default=None, help="latency: seconds before measuring (15; quick 5)"
+    )
+    parser.add_argument(
+        "--measure", type=float, default=None, help="latency: seconds measured (40; quick 10)"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=None, help="latency: runs per source and rate (2; quick 1)"
+    )
     parser.add_argument(
         "--profile",
         action="store_true",
         help="add cProfile listings of planning and rebalancer, and the start-up import times",
     )
+    parser.add_argument(
+        "--ours-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="latency: an option for our source only, e.g. parallelism=2 (repeatable)",
+    )
+    parser.add_argument(
+        "--spark-conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="latency: a Spark setting for the latency session (repeatable), e.g. "
+        "spark.python.unix.domain.socket.enabled=true",
+    )
+    parser.add_argument(
+        "--task-timings", type=Path, help="latency: keep our tasks' timing lines in this file"
+    )
     parser.add_argument("--markdown", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
     runs = args.runs if args.runs is not None else (1 if args.quick else 3)
-    parts = set(args.only or ("throughput", "planning", "rebalancer"))
+    parts = set(args.only or ("throughput", "planning", "rebalancer", "latency"))
     given = list(argv) if argv is not None else sys.argv[1:]
     command = " ".join([".venv/bin/python -m benchmarks.run", *map(shlex.quote, given)])
 
@@ -104,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     planning: list[PlanningCost] = []
     rows: list[report.ThroughputRow] = []
     profiles: list[str] = []
-    if parts & {"throughput", "planning"}:
+    if parts & {"throughput", "planning", "latency"}:
         from connector.testing.local_kafka import LocalKafka
 
         with LocalKafka(jvm_options=BROKER_JVM_OPTIONS) as kafka:
@@ -140,6 +176,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "### A Python data source's start-up: the streaming query's new Python "
                         f"process\n\n{runner_import_profile().markdown()}"
                     )
+            if "latency" in parts:
+                sections += [
+                    "## Latency of a running query (`processingTime=0`, `foreachBatch`)",
+                    _latency(bootstrap, args),
+                ]
+                _say("\n\n".join(sections[-2:]))
 
     if args.profile and "rebalancer" in parts:
         case = cases(args.quick)[1]
@@ -229,6 +271,38 @@ def _throughput(
         finally:
             spark.stop()
     return rows
+
+
+def _latency(bootstrap: str, args: argparse.Namespace) -> str:
+    """Run the latency benchmark in a session of its own, with our tasks' timings on."""
+    import os
+
+    from benchmarks.latency import RATES, latency_tables, run_latency
+    from connector.executor.task_timing import TIMINGS_ENV
+
+    quick = args.quick
+    rates = args.rates or (RATES[:2] if quick else RATES)
+    warmup = args.warmup if args.warmup is not None else (5.0 if quick else 15.0)
+    measure = args.measure if args.measure is not None else (10.0 if quick else 40.0)
+    rounds = args.rounds if args.rounds is not None else (1 if quick else 2)
+    _say(f"\nLatency: {rates} records/s, {warmup:.0f} s warm-up, {measure:.0f} s measured ...")
+    with tempfile.TemporaryDirectory(prefix="bench-latency-") as scratch:
+        timings = args.task_timings or Path(scratch) / "task-timings.jsonl"
+        # The Python workers inherit the environment of the JVM the session starts.
+        os.environ[TIMINGS_ENV] = str(timings)
+        settings = dict(setting.split("=", 1) for setting in args.spark_conf)
+        if settings:
+            _say(f"  extra Spark settings: {settings}")
+        spark = spark_session(Path(scratch) / "warehouse", settings)
+        try:
+            ours = dict(option.split("=", 1) for option in args.ours_option)
+            runs = run_latency(
+                spark, bootstrap, rates, warmup, measure, rounds, timings, _say, ours
+            )
+        finally:
+            spark.stop()
+            del os.environ[TIMINGS_ENV]
+    return latency_tables(runs)
 
 
 def _say(text: str) -> None:

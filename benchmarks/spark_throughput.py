@@ -84,8 +84,10 @@ class QueryRun:
         return self.seconds - self.batch_seconds
 
 
-def spark_session(warehouse: Path):
+def spark_session(warehouse: Path, extra_config: Mapping[str, str] | None = None):
     """Start the ``local[2]`` session: ours and the ceiling registered, the built-in on the jars.
+
+    ``extra_config`` adds Spark settings to :data:`SESSION_CONFIG` (or overrides them).
 
     The Python workers inherit this process's environment; the repository root goes on their
     ``PYTHONPATH`` so that they can import the ceiling source, which is not installed.
@@ -109,7 +111,7 @@ def spark_session(warehouse: Path):
         .config("spark.jars", ",".join(str(jar) for jar in builtin_kafka_source_jars()))
         .config("spark.sql.warehouse.dir", str(warehouse))
     )
-    for key, value in SESSION_CONFIG.items():
+    for key, value in {**SESSION_CONFIG, **(extra_config or {})}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

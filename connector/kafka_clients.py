@@ -25,11 +25,13 @@ import threading
 import time
 import uuid
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from connector._logging import logger
 from connector.config.options import KafkaSourceOptions
+from connector.consumer_pool import IDLE_TIMEOUT_S, Loan, process_pool
 
 __all__ = [
     "ClientErrors",
@@ -38,6 +40,7 @@ __all__ = [
     "executor_config",
     "executor_consumer",
     "group_committer",
+    "lend_executor_consumer",
     "librdkafka_logger",
     "probe_consumer",
     "serve_events",
@@ -73,9 +76,7 @@ class ClientErrors:
         with self._lock:
             self.last = error
             code = error.code()
-            if code in _AUTHENTICATION_CODES or (
-                code == _SSL and _CERTIFICATE.search(error.str())
-            ):
+            if code in _AUTHENTICATION_CODES or (code == _SSL and _CERTIFICATE.search(error.str())):
                 self.authentication = error
 
     def clear(self) -> None:
@@ -220,6 +221,26 @@ def executor_consumer(
     from confluent_kafka import Consumer
 
     return Consumer({**config, **overrides, "logger": librdkafka_logger, "error_cb": errors})
+
+
+def lend_executor_consumer(
+    config: Mapping[str, Any],
+    overrides: Mapping[str, Any],
+    idle_timeout_s: float = IDLE_TIMEOUT_S,
+) -> AbstractContextManager[Loan]:
+    """Lend a range-reading consumer from this worker's pool for a ``with`` block.
+
+    The only way executors get a consumer: one built by :func:`executor_consumer` for the same
+    ``config`` and ``overrides`` when an earlier task of this Python worker returned one, else
+    a new one. The borrower assigns partitions with explicit offsets; see
+    :mod:`connector.consumer_pool` for when a consumer is closed instead of kept.
+    """
+    return process_pool(_open_executor_consumer).lend({**config, **overrides}, idle_timeout_s)
+
+
+def _open_executor_consumer(config: Mapping[str, Any]) -> tuple[Any, ClientErrors]:
+    errors = ClientErrors()
+    return executor_consumer(errors, config, {}), errors
 
 
 def serve_events(client: Any) -> None:

@@ -1,5 +1,10 @@
 """Executor side: read a task's offset ranges with one consumer and yield Arrow batches.
 
+The consumer is borrowed from the Python worker's pool (:mod:`connector.consumer_pool`) and
+every round assigns its partitions with explicit start offsets, so a consumer an earlier task
+used reads exactly what a new one would; records below a range's start, which librdkafka
+already drops after a re-assignment, are dropped here too.
+
 A range ``[start, until)`` is finished by whichever comes first: a record at ``until - 1`` or
 beyond, or the partition's end-of-log event at or beyond ``until``. The second rule is what
 keeps the reader from hanging on offset gaps: compacted-away records, transaction markers and
@@ -24,14 +29,16 @@ import pyarrow as pa
 from connector._gc import cycle_collector_paused
 from connector._logging import logger
 from connector.config.kafka_config import redacted_settings
+from connector.consumer_pool import IDLE_TIMEOUT_S
 from connector.errors import (
     DataLossError,
     KafkaAuthenticationError,
     KafkaAuthorizationError,
     KafkaReadError,
 )
+from connector.executor import task_timing
 from connector.executor.arrow_rows import messages_to_batch
-from connector.kafka_clients import ClientErrors, executor_consumer
+from connector.kafka_clients import ClientErrors, lend_executor_consumer
 from state import OffsetRange, TopicPartition
 
 __all__ = ["FETCH_DEFAULTS", "RangeReadSettings", "read_ranges"]
@@ -42,6 +49,12 @@ FETCH_DEFAULTS: Mapping[str, str] = {
     # idle most of each second: with the default, a consumer of 100-byte records gets a fifth
     # of the records per second it gets with 1 ms (see benchmarks/RESULTS.md).
     "fetch.queue.backoff.ms": "1",
+    # How long the broker may hold a fetch for a partition with nothing new (default 500 ms).
+    # When a task's last range ends, its consumer has usually sent one more fetch, for the
+    # offsets after the range; librdkafka keeps one fetch in flight per broker, so the next
+    # task that borrows the consumer from the pool would wait for that fetch first: up to
+    # 500 ms per task on a topic that is not being written (see benchmarks/RESULTS.md).
+    "fetch.wait.max.ms": "10",
 }
 """Consumer settings the executors use unless ``kafka.*`` options set them."""
 
@@ -66,6 +79,8 @@ class RangeReadSettings:
     fail_on_data_loss: bool
     poll_timeout_ms: int
     batch_size: int
+    consumer_idle_timeout_s: float = IDLE_TIMEOUT_S
+    """How long the worker's pool keeps a consumer no task uses (see connector.consumer_pool)."""
 
     def __repr__(self) -> str:
         """Every field, with secret consumer settings replaced by ``'***'``."""
@@ -73,7 +88,8 @@ class RangeReadSettings:
             f"RangeReadSettings(consumer_config={redacted_settings(self.consumer_config)!r}, "
             f"include_headers={self.include_headers!r}, "
             f"fail_on_data_loss={self.fail_on_data_loss!r}, "
-            f"poll_timeout_ms={self.poll_timeout_ms!r}, batch_size={self.batch_size!r})"
+            f"poll_timeout_ms={self.poll_timeout_ms!r}, batch_size={self.batch_size!r}, "
+            f"consumer_idle_timeout_s={self.consumer_idle_timeout_s!r})"
         )
 
 
@@ -90,9 +106,12 @@ def read_ranges(
     ranges of one partition they are read in separate rounds, because one consumer can hold a
     partition at one position only.
     """
-    errors = ClientErrors()
-    consumer = executor_consumer(
-        errors,
+    timing = task_timing.start()
+    topics = {r.topic for r in ranges}
+    # A consumer that is only ever assigned partitions of one topic only ever receives that
+    # topic's records, so the topic column can be filled without asking each record.
+    single_topic = next(iter(topics)) if len(topics) == 1 else None
+    with lend_executor_consumer(
         {**FETCH_DEFAULTS, **settings.consumer_config},
         {
             "enable.auto.commit": False,
@@ -101,16 +120,20 @@ def read_ranges(
             # Surface a missing start offset as an error instead of silently jumping.
             "auto.offset.reset": "error",
         },
-    )
-    topics = {r.topic for r in ranges}
-    # A consumer that is only ever assigned partitions of one topic only ever receives that
-    # topic's records, so the topic column can be filled without asking each record.
-    single_topic = next(iter(topics)) if len(topics) == 1 else None
-    try:
+        settings.consumer_idle_timeout_s,
+    ) as loan:
+        if timing is not None:
+            timing.setup_s = time.monotonic() - timing.started
+            timing.ranges = len(ranges)
+            timing.reused = loan.reused
         for round_ranges in _rounds(ranges):
-            yield from _read_round(consumer, round_ranges, settings, single_topic, errors)
-    finally:
-        consumer.close()
+            yield from _read_round(
+                loan.consumer, round_ranges, settings, single_topic, loan.errors, timing
+            )
+        released = time.monotonic()
+    if timing is not None:
+        timing.release_s = time.monotonic() - released
+        timing.finish()
 
 
 def _rounds(ranges: Sequence[OffsetRange]) -> list[dict[TopicPartition, OffsetRange]]:
@@ -135,6 +158,7 @@ def _read_round(
     settings: RangeReadSettings,
     single_topic: str | None,
     errors: ClientErrors,
+    timing: task_timing.TaskTiming | None,
 ) -> Iterator[pa.RecordBatch]:
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
@@ -142,6 +166,7 @@ def _read_round(
     consumer.assign(  # type: ignore[attr-defined]
         [KafkaTopicPartition(r.topic, r.partition, r.start) for r in remaining.values()]
     )
+    assigned = last_rows = time.monotonic()
 
     def finish(key: _Key) -> None:
         del remaining[key]
@@ -151,9 +176,13 @@ def _read_round(
     while remaining:
         with cycle_collector_paused():
             wanted = min(settings.batch_size, _offsets_left(consumer, remaining))
+            if timing is not None:
+                asked = time.monotonic()
             messages = consumer.consume(wanted, timeout=_CONSUME_WAIT_S)  # type: ignore[attr-defined]
             batch = None
             received = bool(messages)
+            if timing is not None:
+                _time_consume(timing, asked, received, assigned)
             if received:
                 # "is not None": KafkaError's == against None raises inside confluent-kafka.
                 if not [message for message in messages if message.error() is not None]:
@@ -187,6 +216,24 @@ def _read_round(
             raise KafkaReadError(msg)
         if batch is not None and batch.num_rows:
             yield batch
+            if timing is not None:
+                # After the yield: the time Spark spent on the batch is not waiting.
+                timing.rows += batch.num_rows
+                last_rows = time.monotonic()
+    if timing is not None:
+        timing.end_wait_s += time.monotonic() - last_rows
+
+
+def _time_consume(
+    timing: task_timing.TaskTiming, asked: float, received: bool, assigned: float
+) -> None:
+    now = time.monotonic()
+    timing.consume_s += now - asked
+    if not received:
+        timing.empty_polls += 1
+        timing.empty_s += now - asked
+    elif timing.first_record_s is None:
+        timing.first_record_s = now - assigned
 
 
 def _offsets_left(consumer: object, remaining: Mapping[_Key, OffsetRange]) -> int:
@@ -251,16 +298,23 @@ def _take_in_range(
         last = offset_range.until - 1
         run = offsets.slice(low, high - low)
         stop = high
-        if pc.max(run).as_py() >= last:
+        extremes = pc.min_max(run)
+        if extremes["max"].as_py() >= last:
             first = pc.indices_nonzero(pc.greater_equal(run, last))[0].as_py()
             stop = low + first + (1 if run[first].as_py() < offset_range.until else 0)
             finish(key)
         if stop == low:
             continue
-        if kept and kept[-1][1] == low:
-            kept[-1][1] = stop
-        else:
-            kept.append([low, stop])
+        pieces = [[low, stop]]
+        if extremes["min"].as_py() < offset_range.start:
+            # Records below the range: left from an earlier assignment of a reused consumer.
+            # librdkafka drops those itself; this keeps reuse from ever changing the rows.
+            pieces = _at_or_above(offsets, low, stop, offset_range.start)
+        for piece in pieces:
+            if kept and kept[-1][1] == piece[0]:
+                kept[-1][1] = piece[1]
+            else:
+                kept.append(piece)
     if not kept:
         return None
     if len(kept) == 1:
@@ -268,6 +322,19 @@ def _take_in_range(
         return batch if stop - low == count else batch.slice(low, stop - low)
     rows = [row for low, stop in kept for row in range(low, stop)]
     return batch.take(pa.array(rows, pa.int64()))
+
+
+def _at_or_above(offsets: pa.Array, low: int, stop: int, start: int) -> list[list[int]]:
+    """Return the runs of rows in ``[low, stop)`` whose offset is at least ``start``."""
+    pieces: list[list[int]] = []
+    for row, offset in enumerate(offsets.slice(low, stop - low).to_pylist(), low):
+        if offset < start:
+            continue
+        if pieces and pieces[-1][1] == row:
+            pieces[-1][1] = row + 1
+        else:
+            pieces.append([row, row + 1])
+    return pieces
 
 
 def _accept_with_events(
@@ -286,6 +353,8 @@ def _accept_with_events(
         offset_range = remaining.get(key)
         if offset_range is None:
             continue  # fetched before its range finished; not ours to emit
+        if message.offset() < offset_range.start:  # type: ignore[attr-defined]
+            continue  # from an earlier assignment of a reused consumer (see _take_in_range)
         error = message.error()  # type: ignore[attr-defined]
         if error is not None:
             if error.code() == KafkaError._PARTITION_EOF:  # type: ignore[attr-defined]
