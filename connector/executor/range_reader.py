@@ -27,17 +27,15 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from connector._gc import cycle_collector_paused
-from connector._logging import logger
 from connector.config.kafka_config import redacted_settings
 from connector.consumer_pool import IDLE_TIMEOUT_S
 from connector.errors import (
-    DataLossError,
     KafkaAuthenticationError,
-    KafkaAuthorizationError,
     KafkaReadError,
 )
 from connector.executor import task_timing
 from connector.executor.arrow_rows import messages_to_batch
+from connector.executor.range_events import accept_with_events, describe_range
 from connector.kafka_clients import ClientErrors, lend_executor_consumer
 from state import OffsetRange, TopicPartition
 
@@ -189,7 +187,9 @@ def _read_round(
                     whole = messages_to_batch(messages, settings.include_headers, single_topic)
                     batch = _take_in_range(whole, remaining, finish, single_topic)
                 else:
-                    rows = _accept_with_events(consumer, messages, remaining, settings, finish)
+                    rows = accept_with_events(
+                        consumer, messages, remaining, settings.fail_on_data_loss, finish
+                    )
                     if rows:
                         batch = messages_to_batch(rows, settings.include_headers, single_topic)
                 del messages
@@ -202,12 +202,13 @@ def _read_round(
             and time.monotonic() - last_progress > _LOGIN_REFUSED_GRACE_S
         ):
             msg = (
-                f"authentication failed while reading {_describe(next(iter(remaining.values())))}"
+                "authentication failed while reading "
+                f"{describe_range(next(iter(remaining.values())))}"
                 f": {errors.authentication.str()}. Check the user name, password and mechanism"
             )
             raise KafkaAuthenticationError(msg, errors.authentication)
         elif (time.monotonic() - last_progress) * 1000 > settings.poll_timeout_ms:
-            waiting = ", ".join(_describe(r) for r in sorted(remaining.values(), key=_key))
+            waiting = ", ".join(describe_range(r) for r in sorted(remaining.values(), key=_key))
             msg = (
                 f"no record arrived for {settings.poll_timeout_ms} ms while reading {waiting}; "
                 "check that the brokers are reachable from the executors, or raise "
@@ -262,10 +263,11 @@ def _take_in_range(
 ) -> pa.RecordBatch | None:
     """Return the rows of ``batch`` (records, no error event) that their ranges want.
 
-    The same rule as :func:`_accept_with_events` applies record by record, computed once per
-    run of consecutive records of one partition: a run of a partition not (or no longer)
-    remaining is dropped; otherwise its records are kept up to the first one at or past
-    ``until - 1``, which is kept itself when it is below ``until``, and the partition is done.
+    The same rule as :func:`connector.executor.range_events.accept_with_events` applies
+    record by record, computed once per run of consecutive records of one partition: a run of
+    a partition not (or no longer) remaining is dropped; otherwise its records are kept up to
+    the first one at or past ``until - 1``, which is kept itself when it is below ``until``,
+    and the partition is done.
     """
     import pyarrow.compute as pc  # not at the top: the driver imports this module too
 
@@ -337,110 +339,5 @@ def _at_or_above(offsets: pa.Array, low: int, stop: int, start: int) -> list[lis
     return pieces
 
 
-def _accept_with_events(
-    consumer: object,
-    messages: Sequence[object],
-    remaining: dict[_Key, OffsetRange],
-    settings: RangeReadSettings,
-    finish: Callable[[_Key], None],
-) -> list[object]:
-    """Return the records of a batch that holds error events, one message at a time."""
-    from confluent_kafka import KafkaError
-
-    rows = []
-    for message in messages:
-        key = (message.topic(), message.partition())  # type: ignore[attr-defined]
-        offset_range = remaining.get(key)
-        if offset_range is None:
-            continue  # fetched before its range finished; not ours to emit
-        if message.offset() < offset_range.start:  # type: ignore[attr-defined]
-            continue  # from an earlier assignment of a reused consumer (see _take_in_range)
-        error = message.error()  # type: ignore[attr-defined]
-        if error is not None:
-            if error.code() == KafkaError._PARTITION_EOF:  # type: ignore[attr-defined]
-                if message.offset() < offset_range.until:  # type: ignore[attr-defined]
-                    _report_truncation(offset_range, message.offset(), settings)  # type: ignore[attr-defined]
-                finish(key)
-            elif error.code() == KafkaError._AUTO_OFFSET_RESET:  # type: ignore[attr-defined]
-                _skip_lost_records(consumer, offset_range, remaining, settings, finish)
-            elif error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:  # type: ignore[attr-defined]
-                topic = offset_range.topic
-                msg = (
-                    f"not authorized to READ topic {topic} (reading {_describe(offset_range)}): "
-                    "the connector's principal lacks the READ permission on it. Grant it, e.g. "
-                    "kafka-acls --add --allow-principal User:<name> --operation READ "
-                    f"--topic {topic}"
-                )
-                raise KafkaAuthorizationError(msg, [topic], "READ", error)
-            else:
-                msg = f"reading {_describe(offset_range)} failed: {error.str()}"  # type: ignore[attr-defined]
-                raise KafkaReadError(msg, error)
-            continue
-        offset = message.offset()  # type: ignore[attr-defined]
-        if offset >= offset_range.until:
-            finish(key)
-            continue
-        rows.append(message)
-        if offset >= offset_range.until - 1:
-            finish(key)
-    return rows
-
-
-def _skip_lost_records(
-    consumer: object,
-    offset_range: OffsetRange,
-    remaining: dict[_Key, OffsetRange],
-    settings: RangeReadSettings,
-    finish: Callable[[_Key], None],
-) -> None:
-    """Fail, or go on from what is left, when a range's start is gone (retention or truncation)."""
-    from confluent_kafka import TopicPartition as KafkaTopicPartition
-
-    tp = offset_range.topic_partition
-    key = (tp.topic, tp.partition)
-    low, _high = consumer.get_watermark_offsets(  # type: ignore[attr-defined]
-        KafkaTopicPartition(tp.topic, tp.partition), timeout=10.0, cached=False
-    )
-    lost_until = min(max(low, offset_range.start), offset_range.until)
-    msg = (
-        f"{tp.topic}-{tp.partition}: offsets [{offset_range.start}, {lost_until}) were deleted "
-        f"before they were read (the partition now starts at {low}), probably by retention"
-    )
-    if settings.fail_on_data_loss:
-        raise DataLossError(
-            msg + ". Set 'failOnDataLoss' to false to skip lost records with a warning instead."
-        )
-    logger.warning("%s; skipping them because failOnDataLoss is false", msg)
-    if lost_until >= offset_range.until:
-        finish(key)
-        return
-    remaining[key] = OffsetRange(tp.topic, tp.partition, lost_until, offset_range.until)
-    # After an out-of-range error librdkafka refuses seek(); assigning anew restarts the fetch.
-    consumer.incremental_unassign([KafkaTopicPartition(tp.topic, tp.partition)])  # type: ignore[attr-defined]
-    consumer.incremental_assign([KafkaTopicPartition(tp.topic, tp.partition, lost_until)])  # type: ignore[attr-defined]
-
-
-def _report_truncation(
-    offset_range: OffsetRange, log_end: int, settings: RangeReadSettings
-) -> None:
-    """Report a log ending before a range planned from it: records were removed after planning."""
-    tp = offset_range.topic_partition
-    msg = (
-        f"{tp.topic}-{tp.partition}: the log ends at {log_end} but offsets up to "
-        f"{offset_range.until} were planned; offsets [{log_end}, {offset_range.until}) are gone "
-        "(topic deleted and re-created, or an unclean leader election)"
-    )
-    if settings.fail_on_data_loss:
-        raise DataLossError(msg + ". Set 'failOnDataLoss' to false to go on with a warning.")
-    logger.warning("%s; going on because failOnDataLoss is false", msg)
-
-
 def _key(offset_range: OffsetRange) -> tuple[str, int]:
     return (offset_range.topic, offset_range.partition)
-
-
-def _describe(offset_range: OffsetRange) -> str:
-    return (
-        f"{offset_range.topic}-{offset_range.partition} "
-        f"[{offset_range.start}, {offset_range.until})"
-    )

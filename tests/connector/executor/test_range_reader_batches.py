@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from connector.executor.arrow_rows import messages_to_batch
-from connector.executor.range_reader import RangeReadSettings, _accept_with_events, _take_in_range
+from connector.executor.range_events import accept_with_events
+from connector.executor.range_reader import RangeReadSettings, _take_in_range
 from state import OffsetRange
 
 
@@ -96,7 +97,9 @@ def test_batch_cut_matches_the_record_rule(runs, wanted, one_topic) -> None:
         del by_batch[key]
         finished_by_batch.append(key)
 
-    rows = _accept_with_events(None, messages, by_record, SETTINGS, finish_record)
+    rows = accept_with_events(
+        None, messages, by_record, SETTINGS.fail_on_data_loss, finish_record
+    )
     expected = messages_to_batch(rows, False, topic).to_pylist() if rows else []
     cut = _take_in_range(messages_to_batch(messages, False, topic), by_batch, finish_batch, topic)
     assert (cut.to_pylist() if cut is not None else []) == expected
