@@ -26,7 +26,8 @@ class PlannedTask:
     slot : int
         The reader slot the ranges belong to. When a slot's ranges were cut so that idle
         slots get work, every piece keeps the index of the slot it was cut from, so several
-        tasks may share a slot.
+        tasks may share a slot. When a small batch was coalesced, a task reads the ranges of
+        several whole slots and is named after the first of them.
     ranges : tuple of OffsetRange
         At least one range, none empty, in ``(topic, partition)`` order.
 
@@ -71,8 +72,16 @@ def plan_tasks(
     *,
     min_partitions: int | None = None,
     max_records_per_partition: int | None = None,
+    min_records_per_partition: int | None = None,
 ) -> tuple[PlannedTask, ...]:
     """Cut the batch ``[start, end)`` into tasks.
+
+    A small batch is read by fewer tasks than it has slots with data (*coalescing*): with
+    ``min_records_per_partition`` ``M`` set and no ``max_records_per_partition``, the batch
+    gets at most ``max(ceil(D / M), min_partitions or 1)`` tasks, each reading the ranges of
+    whole slots, the slots spread so the tasks' sizes are even (largest first onto the
+    smallest task). Every task costs the engine a fixed start-up, which for a Python source is
+    larger than reading a few thousand records; the slots, what is checkpointed, do not change.
 
     Each slot of ``end`` with something to read gives its ranges (see
     :meth:`OffsetState.ranges_to`). With ``T = max(end.num_slots, min_partitions or 0)`` and
@@ -98,6 +107,8 @@ def plan_tasks(
         Spark's ``minPartitions``: the least number of tasks wanted, ``>= 1``.
     max_records_per_partition : int, optional
         Spark's ``maxRecordsPerPartition``: the most offsets one task reads, ``>= 1``.
+    min_records_per_partition : int, optional
+        The fewest offsets worth a task of their own, ``>= 1``; see coalescing above.
 
     Returns
     -------
@@ -115,6 +126,7 @@ def plan_tasks(
     """
     _check_option("min_partitions", min_partitions)
     _check_option("max_records_per_partition", max_records_per_partition)
+    _check_option("min_records_per_partition", min_records_per_partition)
     if start == end:
         return ()
     loaded = [
@@ -125,6 +137,10 @@ def plan_tasks(
     if not loaded:
         return ()
     total = sum(records for _, _, records in loaded)
+    if min_records_per_partition is not None and max_records_per_partition is None:
+        worth = max(-(-total // min_records_per_partition), min_partitions or 1)
+        if worth < len(loaded):
+            return _coalesced(loaded, worth)
     wanted = min(max(end.num_slots, min_partitions or 0), total)
     cap = max_records_per_partition
     pieces = {slot: 1 if cap is None else -(-records // cap) for slot, _, records in loaded}
@@ -173,6 +189,30 @@ def _add_pieces(pieces: dict[int, int], records_of: dict[int, int], extra: int) 
         pieces[share.slot] = share.pieces
         if share.pieces < share.records:
             heapq.heappush(queue, share)
+
+
+def _coalesced(
+    loaded: list[tuple[int, tuple[OffsetRange, ...], int]], count: int
+) -> tuple[PlannedTask, ...]:
+    """Spread whole slots over ``count`` tasks: largest slot first, onto the smallest task.
+
+    Each task is named after the first of its slots and reads its ranges in
+    ``(topic, partition)`` order; the tasks are ordered by that slot.
+    """
+    heap = [(0, index) for index in range(count)]
+    groups: list[list[int]] = [[] for _ in range(count)]
+    for slot, _, records in sorted(loaded, key=lambda item: (-item[2], item[0])):
+        size, index = heapq.heappop(heap)
+        groups[index].append(slot)
+        heapq.heappush(heap, (size + records, index))
+    ranges_of = {slot: ranges for slot, ranges, _ in loaded}
+    tasks = [
+        _planned_task(
+            min(group), tuple(sorted(r for slot in group for r in ranges_of[slot]))
+        )
+        for group in groups
+    ]
+    return tuple(sorted(tasks, key=attrgetter("slot")))
 
 
 def _check_option(name: str, value: int | None) -> None:

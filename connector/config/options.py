@@ -71,6 +71,7 @@ class KafkaSourceOptions:
     parallelism_ui_url: str | None
     min_partitions: int | None
     max_records_per_partition: int | None
+    min_records_per_partition: int
     max_offsets_per_trigger: int | None
     min_offsets_per_trigger: int | None
     max_trigger_delay_ms: int

@@ -160,6 +160,9 @@ OPTIONS: Final[tuple[Option, ...]] = (
     Option("parallelismUiUrl", "parallelism_ui_url", parse_optional_text),
     Option("minPartitions", "min_partitions", parse_positive_int),
     Option("maxRecordsPerPartition", "max_records_per_partition", parse_positive_int),
+    Option(
+        "minRecordsPerPartition", "min_records_per_partition", parse_positive_int, default="10000"
+    ),
     Option("maxOffsetsPerTrigger", "max_offsets_per_trigger", parse_positive_int),
     Option("minOffsetsPerTrigger", "min_offsets_per_trigger", parse_positive_int),
     Option("maxTriggerDelay", "max_trigger_delay_ms", parse_duration, default="15m"),

@@ -28,6 +28,7 @@ def plan_input_partitions(
         end,
         min_partitions=options.min_partitions,
         max_records_per_partition=options.max_records_per_partition,
+        min_records_per_partition=options.min_records_per_partition,
     )
     return [KafkaInputPartition(task.slot, tuple(task.ranges)) for task in tasks]
 

@@ -277,3 +277,49 @@ def test_extra_tasks_follow_exact_shares(records: list[int], extra: int) -> None
     if extra > 0:
         _add_pieces(pieces, dict(enumerate(records)), extra)
     assert pieces == expected
+
+
+@settings(max_examples=1000, deadline=None)
+@given(batches(), st.integers(1, 400))
+def test_a_small_batch_is_coalesced_into_fewer_tasks_reading_whole_slots(
+    batch: tuple[OffsetState, OffsetState, int | None, int | None], least: int
+) -> None:
+    start, end, minimum, _ = batch
+    tasks = plan_tasks(start, end, min_partitions=minimum, min_records_per_partition=least)
+    before = start.offsets()
+    wanted = {
+        tp: (before[tp], offset)
+        for tp, offset in end.offsets().items()
+        if tp in before and offset > before[tp]
+    }
+    per_slot = defaultdict(int)
+    for tp, (low, high) in wanted.items():
+        per_slot[end.slot_of(tp)] += high - low
+    total = sum(per_slot.values())
+    uncoalesced = plan_tasks(start, end, min_partitions=minimum)
+    worth = max(-(-total // least), minimum or 1)
+    if worth >= len(per_slot):
+        assert tasks == uncoalesced, "a batch worth its tasks is planned as before"
+        return
+    assert len(tasks) == worth
+    covered = {}
+    for task in tasks:
+        assert list(task.ranges) == sorted(task.ranges) and task.records > 0
+        slots = {end.slot_of(r.topic_partition) for r in task.ranges}
+        assert task.slot == min(slots)
+        for r in task.ranges:
+            assert r.topic_partition not in covered, "a partition read twice"
+            covered[r.topic_partition] = (r.start, r.until)
+    assert covered == wanted, "every offset of the batch read once, whole ranges"
+    sizes = sorted(task.records for task in tasks)
+    assert sizes[-1] - sizes[0] <= max(per_slot.values()), "largest first onto the smallest"
+
+
+def test_coalescing_gives_way_to_the_cap_and_is_checked() -> None:
+    start = OffsetState.of([[P("t", 0, 0)], [P("t", 1, 0)]])
+    end = start.with_offsets({TopicPartition("t", 0): 5, TopicPartition("t", 1): 5})
+    assert len(plan_tasks(start, end, min_records_per_partition=100)) == 1
+    capped = plan_tasks(start, end, min_records_per_partition=100, max_records_per_partition=4)
+    assert len(capped) == 4
+    with pytest.raises(ValueError, match="min_records_per_partition"):
+        plan_tasks(start, end, min_records_per_partition=0)
