@@ -11,9 +11,11 @@ The protocol, for the task of sink partition ``p`` in micro-batch ``b`` of query
    task's first record's topic: the marker. If it records batch ``b`` or a later one
    (``state.sink_commits.must_write``), an earlier attempt committed these rows: write
    nothing.
-3. Otherwise begin a transaction, produce every row, add the marker for ``b``
-   (``send_offsets_to_transaction``) and commit. Rows and marker become visible together to
-   ``read_committed`` readers, or not at all.
+3. Otherwise begin a transaction, produce every row, check that the task's input really
+   ended (``worker_input``: a failure upstream in the task cuts the input short without an
+   error reaching ``write()``), add the marker for ``b`` (``send_offsets_to_transaction``) and
+   commit. Rows and marker become visible together to ``read_committed`` readers, or not at
+   all.
 
 It assumes what Spark's own exactly-once sinks assume: a replayed batch has the same rows in
 the same sink partitions (a deterministic plan). Kafka's group offsets expire
@@ -33,6 +35,7 @@ from connector.errors import KafkaWriteError
 from connector.sink.options import KafkaSinkOptions
 from connector.sink.producing import DeliveryFailures, TaskOutcome, produce_all
 from connector.sink.rows import SinkColumns, first_topic
+from connector.sink.worker_input import input_complete
 from state.sink_commits import SinkMarker, must_write
 
 __all__ = ["SinkTask", "write_exactly_once"]
@@ -104,6 +107,15 @@ def write_exactly_once(
         producer.begin_transaction()
         began = True
         count = produce_all(producer, chain([first], rest), columns, failures)
+        if input_complete() is False:
+            began = False
+            _abort_quietly(producer)
+            msg = (
+                f"the input of sink partition {task.partition} (batch {task.batch_id}) ended "
+                f"early, after {count} rows: something before the sink failed in this task. "
+                "Its transaction is aborted; Spark retries the task"
+            )
+            raise KafkaWriteError(msg)
         done = SinkMarker(task.batch_id, task.partition, task.attempt, count)
         offsets = [TopicPartition(marker_topic, MARKER_PARTITION, done.offset, done.to_metadata())]
         producer.send_offsets_to_transaction(
