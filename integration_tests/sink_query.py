@@ -2,14 +2,12 @@
 
 Usage::
 
-    python -m integration_tests.sink_query stream BOOTSTRAP INPUT CHECKPOINTS OUT_EO OUT_ALO \
-        [OUT_BUILTIN]
+    python -m integration_tests.sink_query stream BOOTSTRAP INPUT CHECKPOINTS OUT_EO OUT_ALO
     python -m integration_tests.sink_query retry BOOTSTRAP OUT_EO OUT_ALO
 
 ``stream`` runs, until it is killed, one query per output topic, all reading ``INPUT`` with our
-source: exactly-once into ``OUT_EO``, at-least-once into ``OUT_ALO``, and Spark's built-in sink
-into ``OUT_BUILTIN`` when given. Each output record's value is the input record's
-``partition:offset``. A slow Python UDF and small Arrow batches keep every micro-batch busy
+source: exactly-once into ``OUT_EO`` and at-least-once into ``OUT_ALO``. Each output record's
+value is the input record's ``partition:offset``. A slow Python UDF and small Arrow batches keep every micro-batch busy
 writing for a while, so a kill lands while rows are in flight.
 
 ``retry`` writes the same 40,000 rows twice with ``df.write`` under ``local[2,4]``; a UDF
@@ -27,7 +25,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType
 
 from integration_tests.query_process import query_session
-from integration_tests.reference_source import builtin_kafka_source_jars
 from integration_tests.spark_helpers import kafka_stream
 
 RETRY_ROWS = 40_000
@@ -65,8 +62,6 @@ def crash_first_attempt(row: int) -> int:
 def stream(bootstrap: str, source: str, checkpoints: str, *outputs: str) -> None:
     """Run one query per output until the process is killed (see the module doc)."""
     conf = {"spark.ui.enabled": "false", **_SMALL_ARROW_BATCHES}
-    if len(outputs) > 2:
-        conf["spark.jars"] = ",".join(str(jar) for jar in builtin_kafka_source_jars())
     spark = query_session("local[2]", "sink-query", conf)
     records = kafka_stream(
         spark, bootstrap, source, parallelism="2", maxOffsetsPerTrigger="300"
@@ -74,20 +69,16 @@ def stream(bootstrap: str, source: str, checkpoints: str, *outputs: str) -> None
         F.col("partition").cast("string").alias("key"),
         slow_position("partition", "offset").alias("value"),
     )
-    sinks = [("kafka-rescalable", "exactly-once"), ("kafka-rescalable", "at-least-once")]
-    if len(outputs) > 2:
-        sinks.append(("kafka", None))
-    for (fmt, guarantee), topic in zip(sinks, outputs, strict=False):
-        writer = (
-            records.writeStream.format(fmt)
+    for guarantee, topic in zip(("exactly-once", "at-least-once"), outputs, strict=True):
+        (
+            records.writeStream.format("kafka-rescalable")
             .option("kafka.bootstrap.servers", bootstrap)
             .option("topic", topic)
             .option("checkpointLocation", os.path.join(checkpoints, topic))
+            .option("deliveryGuarantee", guarantee)
             .trigger(processingTime="200 milliseconds")
+            .start()
         )
-        if guarantee is not None:
-            writer = writer.option("deliveryGuarantee", guarantee)
-        writer.start()
     spark.streams.awaitAnyTermination()
 
 
