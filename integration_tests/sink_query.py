@@ -7,8 +7,8 @@ Usage::
 
 ``stream`` runs, until it is killed, one query per output topic, all reading ``INPUT`` with our
 source: exactly-once into ``OUT_EO`` and at-least-once into ``OUT_ALO``. Each output record's
-value is the input record's ``partition:offset``. A slow Python UDF and small Arrow batches keep every micro-batch busy
-writing for a while, so a kill lands while rows are in flight.
+value is the input record's ``partition:offset``. A slow Python UDF and small Arrow batches
+keep every micro-batch busy writing for a while, so a kill lands while rows are in flight.
 
 ``retry`` writes the same 40,000 rows twice with ``df.write`` under ``local[2,4]``; a UDF
 kills the Python worker of the first attempt of partition 0 part-way through, after some of
