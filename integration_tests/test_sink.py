@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.utils import AnalysisException, PythonException
 
 from connector.errors import KafkaWriteError
-from connector.sink.options import parse
+from connector.sink.options import KafkaSinkOptions, parse
 from connector.sink.rows import SinkColumns
 from connector.sink.transactions import SinkTask, write_exactly_once
 from integration_tests.kafka_helpers import create_topic, read_all
@@ -79,14 +79,17 @@ def _batches(topic: str, values: range) -> list[pa.RecordBatch]:
     return [pa.RecordBatch.from_pydict({"value": text, "key": text})]
 
 
+def _exactly_once_to(bootstrap: str, topic: str) -> tuple[KafkaSinkOptions, SinkColumns]:
+    """Create ``topic`` and return exactly-once options and ``key``/``value`` columns for it."""
+    create_topic(bootstrap, topic, partitions=2)
+    options = parse({"kafka.bootstrap.servers": bootstrap, "deliveryGuarantee": "exactly-once"})
+    return options, SinkColumns(has_key=True, topic=topic)
+
+
 def test_a_second_attempt_after_the_commit_writes_nothing(
     kafka_bootstrap: str, topic_name: str
 ) -> None:
-    create_topic(kafka_bootstrap, topic_name, partitions=2)
-    options = parse(
-        {"kafka.bootstrap.servers": kafka_bootstrap, "deliveryGuarantee": "exactly-once"}
-    )
-    columns = SinkColumns(has_key=True, topic=topic_name)
+    options, columns = _exactly_once_to(kafka_bootstrap, topic_name)
     first = write_exactly_once(
         options, columns, SinkTask("q", 4, 1, attempt=0), _batches(topic_name, range(100))
     )
@@ -110,11 +113,7 @@ def test_a_second_attempt_after_the_commit_writes_nothing(
 def test_a_speculative_attempt_fences_the_one_still_writing(
     kafka_bootstrap: str, topic_name: str
 ) -> None:
-    create_topic(kafka_bootstrap, topic_name, partitions=2)
-    options = parse(
-        {"kafka.bootstrap.servers": kafka_bootstrap, "deliveryGuarantee": "exactly-once"}
-    )
-    columns = SinkColumns(has_key=True, topic=topic_name)
+    options, columns = _exactly_once_to(kafka_bootstrap, topic_name)
     half_written = threading.Event()
     resume = threading.Event()
     outcome: list[object] = []
