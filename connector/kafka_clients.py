@@ -248,7 +248,8 @@ def sink_producer(
     - ``partitioner=murmur2_random``: a keyed record lands in the partition Kafka's Java
       client (and so Spark's built-in sink) would choose;
     - ``queue.buffering.max.kbytes`` 64 MiB (librdkafka: 1 GiB): a task blocks on a full
-      queue (see ``connector.sink.producing``) rather than buffering a whole partition;
+      queue (see ``connector.sink.producing``) rather than buffering a whole partition; the
+      count limit is raised to a million records so that bytes, not small records, bound it;
     - ``delivery.report.only.error``: only failures come back through ``on_delivery``, so
       a successful record costs no Python call.
 
@@ -260,6 +261,7 @@ def sink_producer(
     config: dict[str, Any] = {
         "partitioner": "murmur2_random",
         "queue.buffering.max.kbytes": 65536,
+        "queue.buffering.max.messages": 1_000_000,
         "delivery.report.only.error": True,
         **settings,
         "bootstrap.servers": bootstrap_servers,

@@ -39,7 +39,7 @@ _SMALL_ARROW_BATCHES = {
 @F.udf(StringType())
 def slow_position(partition: int, offset: int) -> str:
     """Return ``partition:offset`` slowly enough to stretch a batch over a second or so."""
-    time.sleep(0.004)
+    time.sleep(0.002)
     return f"{partition}:{offset}"
 
 

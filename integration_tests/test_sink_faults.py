@@ -66,7 +66,7 @@ def test_killed_pipeline_writes_each_record_once_only_in_exactly_once_mode(
     arguments = ["stream", kafka_bootstrap, source, str(tmp_path), *outputs]
     rng = random.Random(13)
     log = tmp_path / "query.log"
-    with SafeProducer(kafka_bootstrap, source, PARTITIONS, per_second=60) as producer:
+    with SafeProducer(kafka_bootstrap, source, PARTITIONS, per_second=40) as producer:
         for _ in range(KILLS):
             before = _end_offsets(kafka_bootstrap, outputs[1])
             with log.open("ab") as output:

@@ -20,8 +20,11 @@ from connector.sink.rows import SinkColumns, kafka_records
 
 __all__ = ["DeliveryFailures", "TaskOutcome", "produce_all", "write_at_least_once"]
 
-_ROOM_WAIT_S: Final = 0.1
-"""How long a task waits for deliveries when the producer's queue is full, per try."""
+_ROOM_WAIT_S: Final = 0.01
+"""How long a task waits for deliveries when the producer's queue is full, per try.
+
+Short: with ``delivery.report.only.error`` a poll returns early only for failures, so it
+always waits this long while deliveries go on in librdkafka's threads."""
 _POLL_EVERY: Final = 10_000
 """Serve delivery reports every this many records, so a failure stops the task early."""
 
@@ -78,12 +81,17 @@ def produce_all(
     It returns once every record is queued, not delivered: the caller flushes or commits.
     """
     produce = producer.produce
+    # Fewer arguments make a faster call: some 30% of a small record's cost.
+    plain = not (columns.has_partition or columns.has_headers)
     count = 0
     for batch in batches:
         for topic, value, key, partition, headers in kafka_records(batch, columns, count):
             while True:
                 try:
-                    produce(topic, value, key, partition, headers=headers)
+                    if plain:
+                        produce(topic, value, key)
+                    else:
+                        produce(topic, value, key, partition, headers=headers)
                     break
                 except BufferError:
                     producer.poll(_ROOM_WAIT_S)  # full queue: wait for deliveries
