@@ -174,3 +174,21 @@ def test_a_task_killed_and_retried_writes_its_rows_once(
     written_again = counts(at_least)
     assert set(written_again) == set(range(RETRY_ROWS))
     assert sum(written_again.values()) > RETRY_ROWS
+
+
+def test_a_refused_option_fails_a_stream_at_start(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path
+) -> None:
+    stream = spark.readStream.format("rate").load().selectExpr("CAST(value AS STRING) AS value")
+    writer = (
+        stream.writeStream.format("kafka-rescalable")
+        .option("kafka.bootstrap.servers", kafka_bootstrap)
+        .option("topic", topic_name)
+        .option("kafka.acks", "1")
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+    )
+    with pytest.raises(Exception, match="kafka.acks") as refused:
+        query = writer.start()
+        query.awaitTermination(60)  # a refusal may surface with the first batch
+        query.stop()
+    assert "needs 'all'" in str(refused.value)
