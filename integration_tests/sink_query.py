@@ -11,8 +11,8 @@ value is the input record's ``partition:offset``. A slow Python UDF and small Ar
 keep every micro-batch busy writing for a while, so a kill lands while rows are in flight.
 
 ``retry`` writes the same 40,000 rows twice with ``df.write`` under ``local[2,4]``; a UDF
-kills the Python worker of the first attempt of partition 0 part-way through, after some of
-the partition's rows have reached the sink, and Spark retries the task.
+kills the Python worker of the first attempt of partition 0 near its end, once Kafka holds
+some of the partition's rows, and Spark retries the task.
 """
 
 from __future__ import annotations
@@ -43,20 +43,33 @@ def slow_position(partition: int, offset: int) -> str:
     return f"{partition}:{offset}"
 
 
-@F.udf(LongType())
-def crash_first_attempt(row: int) -> int:
-    """Kill this Python worker at the last row of the first attempt of partition 0.
+def crash_first_attempt(bootstrap: str, topic: str):
+    """Return a UDF that kills its Python worker in the first attempt of partition 0.
 
-    The last row, because rows reach the writer in large chunks: only the earlier chunks are
-    in Kafka when the attempt dies.
+    It waits at the partition's last row until Kafka holds some of the partition's rows
+    (committed or not), so the attempt dies with rows in flight; rows reach the writer in
+    chunks, so only the last row is sure to come after some were written.
     """
-    from pyspark import TaskContext
 
-    context = TaskContext.get()
-    if row == RETRY_ROWS // 2 - 1 and context.partitionId() == 0 and context.attemptNumber() == 0:
-        time.sleep(2.0)  # let the rows before it reach Kafka
-        os._exit(3)
-    return row
+    @F.udf(LongType())
+    def crash(row: int) -> int:
+        from confluent_kafka import Consumer, TopicPartition
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        last = row == RETRY_ROWS // 2 - 1
+        if last and context.partitionId() == 0 and context.attemptNumber() == 0:
+            watch = Consumer({"bootstrap.servers": bootstrap, "group.id": "sink-retry-watch"})
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                ends = [watch.get_watermark_offsets(TopicPartition(topic, p))[1] for p in (0, 1)]
+                if sum(ends) > 1000:
+                    break
+                time.sleep(0.1)
+            os._exit(3)
+        return row
+
+    return crash
 
 
 def stream(bootstrap: str, source: str, checkpoints: str, *outputs: str) -> None:
@@ -86,14 +99,14 @@ def retry(bootstrap: str, exactly_once_topic: str, at_least_once_topic: str) -> 
     """Write the same rows in both modes with a task killed once (see the module doc)."""
     conf = {"spark.ui.enabled": "false", **_SMALL_ARROW_BATCHES}
     spark = query_session("local[2,4]", "sink-retry", conf)
-    rows = spark.range(RETRY_ROWS, numPartitions=2).select(
-        F.col("id").cast("string").alias("key"),
-        crash_first_attempt("id").cast("string").alias("value"),
-    )
     for topic, guarantee in (
         (exactly_once_topic, "exactly-once"),
         (at_least_once_topic, "at-least-once"),
     ):
+        rows = spark.range(RETRY_ROWS, numPartitions=2).select(
+            F.col("id").cast("string").alias("key"),
+            crash_first_attempt(bootstrap, topic)("id").cast("string").alias("value"),
+        )
         (
             rows.write.format("kafka-rescalable")
             .option("kafka.bootstrap.servers", bootstrap)
