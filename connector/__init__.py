@@ -3,6 +3,7 @@
 >>> from connector import KafkaSource
 >>> spark.dataSource.register(KafkaSource)  # doctest: +SKIP
 >>> spark.readStream.format("kafka-rescalable").option(...)  # doctest: +SKIP
+>>> df.writeStream.format("kafka-rescalable").option(...)  # doctest: +SKIP
 """
 
 from connector.errors import (
@@ -12,6 +13,8 @@ from connector.errors import (
     KafkaReadError,
     KafkaRescalableError,
     KafkaSourceError,
+    KafkaWriteError,
+    SinkInputError,
     UnsupportedKafkaSettingError,
 )
 from connector.source import KafkaSource
@@ -24,5 +27,7 @@ __all__ = [
     "KafkaRescalableError",
     "KafkaSource",
     "KafkaSourceError",
+    "KafkaWriteError",
+    "SinkInputError",
     "UnsupportedKafkaSettingError",
 ]

@@ -23,6 +23,8 @@ __all__ = [
     "KafkaAuthorizationError",
     "MissingTopicError",
     "CheckpointOffsetError",
+    "SinkInputError",
+    "KafkaWriteError",
 ]
 
 
@@ -142,4 +144,28 @@ class CheckpointOffsetError(KafkaSourceError, ValueError):
 
     def __init__(self, message: str, cause: Exception | None = None) -> None:
         self.cause = cause
+        super().__init__(message)
+
+
+class SinkInputError(KafkaSourceError, ValueError):
+    """The DataFrame given to the Kafka sink cannot be written as Kafka records.
+
+    A missing ``value`` column, a column of the wrong type, or a row with no topic. The
+    message names the column (and, for a row, its index in the task's input).
+    """
+
+    def __init__(self, message: str, column: str | None = None) -> None:
+        self.column = column
+        super().__init__(message)
+
+
+class KafkaWriteError(KafkaSourceError):
+    """A sink task could not deliver its records, or could not commit its transaction.
+
+    The underlying confluent-kafka error, when there is one, is kept in ``kafka_error``; Spark
+    retries the task, and an exactly-once retry fences whatever this attempt left open.
+    """
+
+    def __init__(self, message: str, kafka_error: object | None = None) -> None:
+        self.kafka_error = kafka_error
         super().__init__(message)

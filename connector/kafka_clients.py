@@ -44,6 +44,8 @@ __all__ = [
     "librdkafka_logger",
     "probe_consumer",
     "serve_events",
+    "sink_marker_consumer",
+    "sink_producer",
 ]
 
 _LOG_REPEAT_WINDOW_S: Final = 30.0
@@ -250,3 +252,70 @@ def serve_events(client: Any) -> None:
     """
     if client is not None:
         client.poll(0)
+
+
+def sink_producer(
+    bootstrap_servers: str,
+    settings: Mapping[str, Any],
+    errors: ClientErrors,
+    on_delivery: Any,
+    transactional_id: str | None = None,
+) -> Any:
+    """Open a sink task's producer: idempotent, ``acks=all``, bounded memory.
+
+    Defaults of ours, each overridable through ``kafka.*`` except the first two:
+
+    - ``enable.idempotence`` and ``acks=all``: a producer retry never writes a record twice;
+    - ``partitioner=murmur2_random``: a keyed record lands in the partition Kafka's Java
+      client (and so Spark's built-in sink) would choose;
+    - ``queue.buffering.max.kbytes`` 64 MiB (librdkafka: 1 GiB): a task blocks on a full
+      queue (see ``connector.sink.producing``) rather than buffering a whole partition; the
+      count limit is raised to a million records so that bytes, not small records, bound it;
+    - ``delivery.report.only.error``: only failures come back through ``on_delivery``, so
+      a successful record costs no Python call.
+
+    ``on_delivery`` receives the failed records; ``transactional_id`` makes it a
+    transactional producer (exactly-once mode).
+    """
+    from confluent_kafka import Producer
+
+    config: dict[str, Any] = {
+        "partitioner": "murmur2_random",
+        "queue.buffering.max.kbytes": 65536,
+        "queue.buffering.max.messages": 1_000_000,
+        "delivery.report.only.error": True,
+        **settings,
+        "bootstrap.servers": bootstrap_servers,
+        "enable.idempotence": True,
+        "acks": "all",
+        "logger": librdkafka_logger,
+        "error_cb": errors,
+        "on_delivery": on_delivery,
+    }
+    if transactional_id is not None:
+        config["transactional.id"] = transactional_id
+    return Producer(config)
+
+
+def sink_marker_consumer(bootstrap_servers: str, settings: Mapping[str, Any], group: str) -> Any:
+    """Open the consumer an exactly-once sink task reads and commits its marker through.
+
+    It never subscribes or fetches: it only reads the group's committed offset and lends its
+    group metadata to ``send_offsets_to_transaction``. ``read_committed`` makes librdkafka ask
+    for stable offsets, so an offset still inside an open transaction is waited for, not read.
+    Producer-only settings are left out (a consumer would log each one as ignored).
+    """
+    from confluent_kafka import Consumer
+
+    producer_only = ("linger.", "batch.", "queue.buffering.", "compression.", "acks", "partitioner")
+    config = {k: v for k, v in settings.items() if not k.startswith(producer_only)}
+    return Consumer(
+        {
+            **config,
+            "bootstrap.servers": bootstrap_servers,
+            "group.id": group,
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+            "logger": librdkafka_logger,
+        }
+    )

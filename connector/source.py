@@ -1,11 +1,17 @@
-"""``KafkaSource``: the Spark data source; it only wires options to the two readers."""
+"""``KafkaSource``: the Spark data source; it only wires options to the readers and writers."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Final, NoReturn
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 from pyspark.sql.types import StructType
 
 from connector.config.kafka_config import check_client_accepts
@@ -15,12 +21,15 @@ from connector.driver.batch_reader import KafkaBatchReader
 from connector.driver.stream_reader import KafkaStreamReader
 from connector.errors import KafkaSourceError
 from connector.schema import spark_schema
+from connector.sink.writer import make_writer
 
 __all__ = ["KafkaSource"]
 
 
 class KafkaSource(DataSource):
     """Read Kafka with ``spark.readStream.format("kafka-rescalable")`` or ``spark.read``.
+
+    Write to it with ``df.writeStream`` or ``df.write`` in the same format (the sink).
 
     Options keep the names and meanings of Spark's built-in Kafka source; see the README's
     option table. Register once per session with ``spark.dataSource.register(KafkaSource)``.
@@ -56,6 +65,17 @@ class KafkaSource(DataSource):
             return KafkaStreamReader(self._parse("stream"))
         except KafkaSourceError as error:
             return _RefusedStreamReader(error)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """Return the batch writer, for ``df.write``; bad options or columns fail here.
+
+        See the README's "Writing to Kafka" for the options and ``connector.sink``.
+        """
+        return make_writer(self.options, schema, overwrite, streaming=False)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        """Return the micro-batch writer, for ``df.writeStream``; checked as ``writer``."""
+        return make_writer(self.options, schema, overwrite, streaming=True)
 
     def _parse(self, mode: Mode) -> KafkaSourceOptions:
         options = parse_options(self.options, mode)

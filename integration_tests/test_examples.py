@@ -46,3 +46,21 @@ def test_windowed_pipeline_counts_everything_only_with_alignment(
     unaligned, aligned = (int(n) for n in totals.split()[1:])
     assert aligned == 480, done.stdout
     assert unaligned < 480, "without alignment the lagging partition loses records"
+
+
+def test_kafka_to_kafka_pipeline_writes_each_event_once(
+    kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "kafka_to_kafka.py"),
+        "--bootstrap", kafka_bootstrap,
+        "--topic", topic_name,
+        "--events", "500",
+        "--output", str(tmp_path / "k2k"),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # 500 events + 10 producer retries, 5 malformed: 505 parsed events, each written once.
+    assert f"Produced 510 events (5 malformed, 10 duplicates) to {topic_name}" in done.stdout
+    assert "Read back 505 events with read_committed" in done.stdout, done.stdout

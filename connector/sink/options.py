@@ -1,0 +1,137 @@
+"""The sink's options, parsed once on the driver into a frozen, picklable value.
+
+They keep the names of Spark's built-in Kafka sink (``kafka.bootstrap.servers``, ``topic``,
+``kafka.*``) and add two of ours, ``deliveryGuarantee`` and ``transactionalIdPrefix``. Spark
+lower-cases option keys before a Python data source sees them; messages use the spelling users
+write.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from connector.config.kafka_config import check_client_accepts, translate_kafka_settings
+from connector.errors import InvalidOptionError
+
+__all__ = ["DEFAULT_TRANSACTIONAL_ID_PREFIX", "DeliveryGuarantee", "KafkaSinkOptions", "parse"]
+
+DEFAULT_TRANSACTIONAL_ID_PREFIX: Final = "kafka-rescalable-sink"
+
+
+class DeliveryGuarantee(enum.Enum):
+    """How often a row reaches Kafka when tasks fail, are retried or a batch is replayed."""
+
+    AT_LEAST_ONCE = "at-least-once"
+    EXACTLY_ONCE = "exactly-once"
+
+
+_OURS = ("deliveryGuarantee", "transactionalIdPrefix", "topic")
+_SPARKS_OWN = ("checkpointLocation", "path", "queryName")
+"""Options Spark hands every sink; they are not ours to check."""
+_KNOWN: Final = {name.lower(): name for name in (*_OURS, *_SPARKS_OWN)}
+
+# Settings the sink owns: a user value would weaken what deliveryGuarantee promises.
+_OWNED_BY_SINK: Final = {
+    "transactional.id": (
+        "the sink names one transactional id per query and sink partition so that a retried "
+        "task fences the attempt before it; set 'transactionalIdPrefix' to change its prefix"
+    ),
+    "enable.idempotence": (
+        "the sink always uses the idempotent producer, so a producer retry never writes a "
+        "record twice"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class KafkaSinkOptions:
+    """The sink's parsed options: what every task needs, picklable.
+
+    Parameters
+    ----------
+    bootstrap_servers
+        ``kafka.bootstrap.servers``.
+    topic
+        The ``topic`` option, which overrides a ``topic`` column; ``None`` when unset.
+    guarantee
+        ``deliveryGuarantee``; at-least-once by default, as Spark's built-in sink.
+    transactional_id_prefix
+        ``transactionalIdPrefix``: the start of every transactional id and marker group.
+    kafka_settings
+        librdkafka settings translated from the ``kafka.*`` options.
+    """
+
+    bootstrap_servers: str
+    topic: str | None = None
+    guarantee: DeliveryGuarantee = DeliveryGuarantee.AT_LEAST_ONCE
+    transactional_id_prefix: str = DEFAULT_TRANSACTIONAL_ID_PREFIX
+    kafka_settings: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def exactly_once(self) -> bool:
+        """Whether tasks write in transactions (``deliveryGuarantee=exactly-once``)."""
+        return self.guarantee is DeliveryGuarantee.EXACTLY_ONCE
+
+
+def parse(options: Mapping[str, str]) -> KafkaSinkOptions:
+    """Parse the sink's options (keys in any case), refusing what it cannot honour.
+
+    Raises
+    ------
+    InvalidOptionError
+        Naming the option, the bad value and what would be valid; an unknown option comes
+        with the nearest known name.
+    """
+    raw = {key.lower(): value for key, value in options.items()}
+    java = {key[len("kafka."):]: value for key, value in raw.items() if key.startswith("kafka.")}
+    for key in sorted(raw):
+        if not key.startswith("kafka.") and key not in _KNOWN:
+            raise InvalidOptionError(key, _unknown(key))
+    servers = java.pop("bootstrap.servers", "").strip()
+    if not servers:
+        msg = "the Kafka sink needs it, e.g. .option('kafka.bootstrap.servers', 'host:9092')"
+        raise InvalidOptionError("kafka.bootstrap.servers", msg)
+    for name, why in _OWNED_BY_SINK.items():
+        if name in java:
+            raise InvalidOptionError(f"kafka.{name}", why)
+    acks = java.get("acks", "all").strip().lower()
+    if acks not in ("all", "-1"):
+        msg = (
+            f"{java['acks']!r} is not valid for this sink; it needs 'all' (-1), which its "
+            "idempotent producer requires"
+        )
+        raise InvalidOptionError("kafka.acks", msg)
+    settings = dict(translate_kafka_settings(java).settings)
+    check_client_accepts(settings)
+    topic = raw.get("topic")
+    if topic is not None and not topic.strip():
+        raise InvalidOptionError("topic", "it is empty; give a topic name or leave it unset")
+    prefix = raw.get("transactionalidprefix", DEFAULT_TRANSACTIONAL_ID_PREFIX).strip()
+    if not prefix:
+        raise InvalidOptionError("transactionalIdPrefix", "it is empty; give a prefix")
+    return KafkaSinkOptions(
+        bootstrap_servers=servers,
+        topic=topic,
+        guarantee=_guarantee(raw.get("deliveryguarantee", "at-least-once")),
+        transactional_id_prefix=prefix,
+        kafka_settings=settings,
+    )
+
+
+def _guarantee(value: str) -> DeliveryGuarantee:
+    try:
+        return DeliveryGuarantee(value.strip().lower())
+    except ValueError:
+        choices = ", ".join(repr(g.value) for g in DeliveryGuarantee)
+        msg = f"{value!r} is not valid; use one of {choices}"
+        raise InvalidOptionError("deliveryGuarantee", msg) from None
+
+
+def _unknown(key: str) -> str:
+    close = difflib.get_close_matches(key, list(_KNOWN), n=1)
+    hint = f" Did you mean '{_KNOWN[close[0]]}'?" if close else ""
+    return f"the Kafka sink does not know this option.{hint} Known: {', '.join(_OURS)}, kafka.*"

@@ -1,0 +1,152 @@
+"""The exactly-once write of one sink task: one Kafka transaction, fenced, with its marker.
+
+The protocol, for the task of sink partition ``p`` in micro-batch ``b`` of query ``q``:
+
+1. Open a transactional producer whose ``transactional.id`` is ``<prefix>-<q>-<p>``, the
+   same for every attempt of this task in every batch and every run of the query.
+   ``init_transactions`` fences any earlier producer with that id (a failed attempt still
+   running, a speculative copy, the task of a killed run) and waits until that producer's
+   open transaction, if any, is aborted or committed.
+2. Read the offset that group ``<prefix>-<q>-<p>`` has committed on partition 0 of the
+   task's first record's topic: the marker. If it records batch ``b`` or a later one
+   (``state.sink_commits.must_write``), an earlier attempt committed these rows: write
+   nothing.
+3. Otherwise begin a transaction, produce every row, check that the task's input really
+   ended (``worker_input``: a failure upstream in the task cuts the input short without an
+   error reaching ``write()``), add the marker for ``b`` (``send_offsets_to_transaction``) and
+   commit. Rows and marker become visible together to ``read_committed`` readers, or not at
+   all.
+
+It assumes what Spark's own exactly-once sinks assume: a replayed batch has the same rows in
+the same sink partitions (a deterministic plan). Kafka's group offsets expire
+(``offsets.retention.minutes``, 7 days by default) once a group has no commits: a batch
+replayed after a longer stop would be written again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Final
+
+from connector import kafka_clients
+from connector.errors import KafkaWriteError
+from connector.sink.options import KafkaSinkOptions
+from connector.sink.producing import DeliveryFailures, TaskOutcome, produce_all
+from connector.sink.rows import SinkColumns, first_topic
+from connector.sink.worker_input import input_complete
+from state.sink_commits import SinkMarker, must_write
+
+__all__ = ["SinkTask", "write_exactly_once"]
+
+_CALL_TIMEOUT_S: Final = 120.0
+"""Bound on each transactional call; librdkafka retries inside it."""
+MARKER_PARTITION: Final = 0
+
+
+@dataclass(frozen=True)
+class SinkTask:
+    """Who is writing: the query, the micro-batch, the sink partition and the attempt.
+
+    ``query_id`` is Spark's streaming query id, kept in the checkpoint and so stable across
+    restarts; a batch write uses one id per ``save()``.
+    """
+
+    query_id: str
+    batch_id: int
+    partition: int
+    attempt: int = 0
+
+    def transactional_id(self, prefix: str) -> str:
+        """Return the transactional id (and marker group) of this query's sink partition."""
+        return f"{prefix}-{self.query_id}-{self.partition}"
+
+
+def write_exactly_once(
+    options: KafkaSinkOptions, columns: SinkColumns, task: SinkTask, batches: Iterable[Any]
+) -> TaskOutcome:
+    """Write one task's rows in one transaction, unless an earlier attempt committed them.
+
+    A task without rows opens no transaction: its replay has no rows either.
+
+    Raises
+    ------
+    KafkaWriteError
+        When Kafka refuses a record, fences this attempt, or a transactional call fails; the
+        transaction is aborted (when this attempt still may) and Spark retries the task.
+    """
+    from confluent_kafka import KafkaException, TopicPartition
+
+    rest = iter(batches)
+    first = _first_non_empty(rest)
+    if first is None:
+        return TaskOutcome(0)
+    marker_topic = first_topic(first, columns)
+    name = task.transactional_id(options.transactional_id_prefix)
+    failures = DeliveryFailures()
+    producer = kafka_clients.sink_producer(
+        options.bootstrap_servers,
+        options.kafka_settings,
+        kafka_clients.ClientErrors(),
+        failures,
+        transactional_id=name,
+    )
+    consumer = kafka_clients.sink_marker_consumer(
+        options.bootstrap_servers, options.kafka_settings, name
+    )
+    began = False
+    try:
+        producer.init_transactions(_CALL_TIMEOUT_S)
+        marker = TopicPartition(marker_topic, MARKER_PARTITION)
+        (committed,) = consumer.committed([marker], timeout=_CALL_TIMEOUT_S)
+        if committed.error is not None:
+            raise KafkaException(committed.error)
+        if not must_write(committed.offset, task.batch_id):
+            return TaskOutcome(0, already_committed=True)
+        producer.begin_transaction()
+        began = True
+        count = produce_all(producer, chain([first], rest), columns, failures)
+        if input_complete() is False:
+            began = False
+            _abort_quietly(producer)
+            msg = (
+                f"the input of sink partition {task.partition} (batch {task.batch_id}) ended "
+                f"early, after {count} rows: something before the sink failed in this task. "
+                "Its transaction is aborted; Spark retries the task"
+            )
+            raise KafkaWriteError(msg)
+        done = SinkMarker(task.batch_id, task.partition, task.attempt, count)
+        offsets = [TopicPartition(marker_topic, MARKER_PARTITION, done.offset, done.to_metadata())]
+        producer.send_offsets_to_transaction(
+            offsets, consumer.consumer_group_metadata(), _CALL_TIMEOUT_S
+        )
+        producer.commit_transaction(_CALL_TIMEOUT_S)
+        failures.raise_if_any()
+        return TaskOutcome(count)
+    except BaseException as exc:
+        if began:
+            _abort_quietly(producer)
+        if not isinstance(exc, KafkaException):
+            raise
+        failures.raise_if_any()
+        error = exc.args[0] if exc.args else None
+        text = error.str() if hasattr(error, "str") else str(exc)
+        msg = f"transaction {name!r} of batch {task.batch_id} failed: {text}"
+        raise KafkaWriteError(msg, error) from exc
+    finally:
+        consumer.close()
+
+
+def _first_non_empty(batches: Iterator[Any]) -> Any:
+    return next((batch for batch in batches if batch.num_rows), None)
+
+
+def _abort_quietly(producer: Any) -> None:
+    """Abort the open transaction; a fenced producer may not, and the next attempt will."""
+    from confluent_kafka import KafkaException
+
+    try:
+        producer.abort_transaction(_CALL_TIMEOUT_S)
+    except KafkaException:
+        pass
