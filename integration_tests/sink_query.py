@@ -76,13 +76,16 @@ def stream(bootstrap: str, source: str, checkpoints: str, *outputs: str) -> None
     """Run one query per output until the process is killed (see the module doc)."""
     conf = {"spark.ui.enabled": "false", **_SMALL_ARROW_BATCHES}
     spark = query_session("local[2]", "sink-query", conf)
-    records = kafka_stream(
-        spark, bootstrap, source, parallelism="2", maxOffsetsPerTrigger="300"
-    ).select(
-        F.col("partition").cast("string").alias("key"),
-        slow_position("partition", "offset").alias("value"),
-    )
     for guarantee, topic in zip(("exactly-once", "at-least-once"), outputs, strict=True):
+        # One DataFrame per query: two queries sharing one plan's objects can have Spark
+        # serialize a task while the other query's thread changes a map in it
+        # (java.io.OptionalDataException when the task is read).
+        records = kafka_stream(
+            spark, bootstrap, source, parallelism="2", maxOffsetsPerTrigger="300"
+        ).select(
+            F.col("partition").cast("string").alias("key"),
+            slow_position("partition", "offset").alias("value"),
+        )
         (
             records.writeStream.format("kafka-rescalable")
             .option("kafka.bootstrap.servers", bootstrap)
