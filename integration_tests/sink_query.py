@@ -36,7 +36,6 @@ _SMALL_ARROW_BATCHES = {
 }
 
 
-@F.udf(StringType())
 def slow_position(partition: int, offset: int) -> str:
     """Return ``partition:offset`` slowly enough to stretch a batch over a second or so."""
     time.sleep(0.002)
@@ -77,14 +76,15 @@ def stream(bootstrap: str, source: str, checkpoints: str, *outputs: str) -> None
     conf = {"spark.ui.enabled": "false", **_SMALL_ARROW_BATCHES}
     spark = query_session("local[2]", "sink-query", conf)
     for guarantee, topic in zip(("exactly-once", "at-least-once"), outputs, strict=True):
-        # One DataFrame per query: two queries sharing one plan's objects can have Spark
-        # serialize a task while the other query's thread changes a map in it
+        # One DataFrame and one UDF per query: two queries sharing one plan's objects can have
+        # Spark serialize a task while the other query's thread changes a map in it
         # (java.io.OptionalDataException when the task is read).
+        position = F.udf(slow_position, StringType())
         records = kafka_stream(
             spark, bootstrap, source, parallelism="2", maxOffsetsPerTrigger="300"
         ).select(
             F.col("partition").cast("string").alias("key"),
-            slow_position("partition", "offset").alias("value"),
+            position("partition", "offset").alias("value"),
         )
         (
             records.writeStream.format("kafka-rescalable")
