@@ -47,6 +47,7 @@ __all__ = [
     "OPTIONS_BY_KEY",
     "WRONG_MODE",
     "Option",
+    "did_you_mean",
     "option_value",
     "read_table",
     "reject_unknown",
@@ -200,6 +201,15 @@ OPTIONS_BY_KEY: Final[Mapping[str, Option]] = {option.key: option for option in 
 """The table by lower-cased name, the form in which Spark hands options over."""
 
 
+def did_you_mean(key: str, names: Mapping[str, str]) -> str:
+    """`` Did you mean 'maxOffsetsPerTrigger'?`` for the known name closest to ``key``, or ``""``.
+
+    ``names`` maps each lower-cased option key to the option's spelling.
+    """
+    close = difflib.get_close_matches(key, list(names), n=1)
+    return f" Did you mean '{names[close[0]]}'?" if close else ""
+
+
 def reject_unknown(raw: Mapping[str, str]) -> None:
     """Refuse options we do not know: Spark would ignore a typo and read from the wrong place.
 
@@ -216,8 +226,7 @@ def reject_unknown(raw: Mapping[str, str]) -> None:
     for key in sorted(raw):
         if key.startswith("kafka.") or key in OPTIONS_BY_KEY or key in IGNORED_KEYS:
             continue
-        close = difflib.get_close_matches(key, list(OPTIONS_BY_KEY), n=1)
-        hint = f" Did you mean '{OPTIONS_BY_KEY[close[0]].name}'?" if close else ""
+        hint = did_you_mean(key, {k: option.name for k, option in OPTIONS_BY_KEY.items()})
         msg = (
             "this source does not know it." + hint + " Kafka client settings take the prefix "
             "'kafka.', e.g. 'kafka.security.protocol'."

@@ -8,13 +8,13 @@ write.
 
 from __future__ import annotations
 
-import difflib
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
 from connector.config.kafka_config import check_client_accepts, translate_kafka_settings
+from connector.config.table import did_you_mean
 from connector.errors import InvalidOptionError
 
 __all__ = ["DEFAULT_TRANSACTIONAL_ID_PREFIX", "DeliveryGuarantee", "KafkaSinkOptions", "parse"]
@@ -132,6 +132,5 @@ def _guarantee(value: str) -> DeliveryGuarantee:
 
 
 def _unknown(key: str) -> str:
-    close = difflib.get_close_matches(key, list(_KNOWN), n=1)
-    hint = f" Did you mean '{_KNOWN[close[0]]}'?" if close else ""
+    hint = did_you_mean(key, _KNOWN)
     return f"the Kafka sink does not know this option.{hint} Known: {', '.join(_OURS)}, kafka.*"
