@@ -195,6 +195,22 @@ def batches(draw: st.DrawFn) -> tuple[OffsetState, OffsetState, int | None, int 
     return start, OffsetState.of(end_slots), minimum, cap
 
 
+def offsets_to_read(
+    start: OffsetState, end: OffsetState
+) -> tuple[dict[TopicPartition, tuple[int, int]], dict[int, int]]:
+    """``[start, end)`` per partition in both states that moves on, and the offsets per slot."""
+    before = start.offsets()
+    wanted = {
+        tp: (before[tp], offset)
+        for tp, offset in end.offsets().items()
+        if tp in before and offset > before[tp]
+    }
+    per_slot: dict[int, int] = defaultdict(int)
+    for tp, (low, high) in wanted.items():
+        per_slot[end.slot_of(tp)] += high - low
+    return wanted, per_slot
+
+
 @settings(max_examples=2000, deadline=None)
 @given(batches())
 def test_plans_cover_the_batch_exactly_and_respect_every_rule(
@@ -205,15 +221,7 @@ def test_plans_cover_the_batch_exactly_and_respect_every_rule(
     assert plan_tasks(start, end, min_partitions=minimum, max_records_per_partition=cap) == tasks
 
     # Expected offsets per partition: [start, end) for partitions in both, nothing otherwise.
-    before = start.offsets()
-    wanted = {
-        tp: (before[tp], offset)
-        for tp, offset in end.offsets().items()
-        if tp in before and offset > before[tp]
-    }
-    per_slot = defaultdict(int)
-    for tp, (low, high) in wanted.items():
-        per_slot[end.slot_of(tp)] += high - low
+    wanted, per_slot = offsets_to_read(start, end)
     total = sum(per_slot.values())
 
     # Union of pieces = exactly [start, end) per partition; pieces contiguous and in order.
@@ -286,15 +294,7 @@ def test_a_small_batch_is_coalesced_into_fewer_tasks_reading_whole_slots(
 ) -> None:
     start, end, minimum, _ = batch
     tasks = plan_tasks(start, end, min_partitions=minimum, min_records_per_partition=least)
-    before = start.offsets()
-    wanted = {
-        tp: (before[tp], offset)
-        for tp, offset in end.offsets().items()
-        if tp in before and offset > before[tp]
-    }
-    per_slot = defaultdict(int)
-    for tp, (low, high) in wanted.items():
-        per_slot[end.slot_of(tp)] += high - low
+    wanted, per_slot = offsets_to_read(start, end)
     total = sum(per_slot.values())
     uncoalesced = plan_tasks(start, end, min_partitions=minimum)
     worth = max(-(-total // least), minimum or 1)
