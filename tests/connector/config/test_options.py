@@ -35,6 +35,7 @@ def test_defaults_follow_spark() -> None:
     assert stream.fail_on_data_loss is True
     assert stream.include_headers is False
     assert stream.parallelism == Parallelism.unset()
+    assert stream.min_records_per_partition == 10_000
 
 
 def test_subscription_kinds() -> None:
@@ -115,6 +116,8 @@ BAD_OPTIONS = [
     ({**BASE, "includeHeaders": "1"}, "stream", "includeHeaders", "'true' or 'false'"),
     ({**BASE, "parallelism": "0"}, "stream", "parallelism", "positive integer"),
     ({**BASE, "minPartitions": "many"}, "batch", "minPartitions", "positive integer"),
+    ({**BASE, "minRecordsPerPartition": "0"},
+     "stream", "minRecordsPerPartition", "positive integer"),
     ({**BASE, "maxOffsetsPerTrigger": "-5"}, "stream", "maxOffsetsPerTrigger", "positive integer"),
     ({**BASE, "startingOffset": "earliest"},
      "stream", "startingoffset", "Did you mean 'startingOffsets'"),
