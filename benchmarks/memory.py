@@ -7,8 +7,9 @@ memory (VmRSS) of that process's tree is summed per kind (:mod:`benchmarks.proce
 the driver's Python process, the driver JVM, the driver's Python source runner, the PySpark
 daemons that plan on the driver's side and their workers, and the task daemon with its
 forked Python workers (RSS counts the pages a worker still shares with its daemon in both).
-Reported per kind: the first sample after the warm-up (the first sixth of the run: start-up,
-the first batches, the consumer pool filling), the last, the largest, and whether it grew
+Reported per kind: the first sample after the warm-up (the first sixth of the run, or until
+30 s after the first batch with rows if that is later: start-up, the first batches, the
+consumer pool filling), the last, the largest, and whether it grew
 (:func:`benchmarks.trends.memory_trend`). The batches the sink saw say whether the query kept
 up meanwhile: a query that fell behind would hold more records in flight, and its memory
 would say little about a steady state.
@@ -31,9 +32,10 @@ from benchmarks.steady import PARTITIONS, SteadyProducer
 from benchmarks.trends import MemoryTrend
 from integration_tests.query_process import start_query_process, stop_query_process
 
-__all__ = ["RATE", "measure_memory", "memory_table"]
+__all__ = ["RATE", "measure_memory", "memory_table", "warmup_s"]
 
 RATE = 10_000
+WARM_AFTER_FIRST_ROWS_S = 30.0
 
 
 def measure_memory(
@@ -54,6 +56,7 @@ def measure_memory(
                 "benchmarks.memory_query", [bootstrap, topic, str(work)], output=log
             )
             try:
+                sampling_from = time.time()
                 with MemorySampler(process.pid, every_s) as sampler:
                     deadline = time.monotonic() + minutes * 60
                     while time.monotonic() < deadline and process.poll() is None:
@@ -71,8 +74,22 @@ def measure_memory(
         batches = [json.loads(line) for line in lines if line]
     last = sampler.samples[-1][1] if sampler.samples else {}
     say(f"  producer: {produced:,.0f} records/s, asked {rate:,}")
-    table = memory_table(sampler.trends(), last, minutes, every_s)
+    first_rows = next((float(b["at"]) - sampling_from for b in batches if b["rows"]), None)
+    warmup = warmup_s(minutes * 60, first_rows)
+    table = memory_table(sampler.trends(warmup), last, minutes, every_s, warmup)
     return table + "\n\n" + _kept_up(batches, rate, produced)
+
+
+def warmup_s(run_s: float, first_rows_s: float | None) -> float:
+    """Return the seconds of a run left out as warm-up: a sixth, or more if start-up was slow.
+
+    Until the query has read for a while its processes are still loading code, filling the
+    consumer pool and sizing buffers, so the warm-up lasts at least until 30 s after the
+    first batch with rows (``first_rows_s``, seconds after sampling began; ``None`` if none).
+    """
+    if first_rows_s is None:
+        return run_s / 6
+    return max(run_s / 6, first_rows_s + WARM_AFTER_FIRST_ROWS_S)
 
 
 def memory_table(
@@ -80,12 +97,13 @@ def memory_table(
     last: Mapping[str, ProcessKind],
     minutes: float,
     every_s: float,
+    warmup: float,
 ) -> str:
     """Return one row per kind of process: memory after warm-up, at the end, at most."""
     kinds = [k for k in KINDS if k in trends] + sorted(set(trends) - set(KINDS))
     lines = [
         f"Resident memory (VmRSS, MiB, summed over the processes of a kind), sampled every "
-        f"{every_s:.0f} s for {minutes:g} min; warm-up: the first sixth.",
+        f"{every_s:.0f} s for {minutes:g} min; warm-up: the first {warmup:.0f} s.",
         "",
         "| process | processes at the end | after warm-up | last | max | grew |",
         "|---|--:|--:|--:|--:|---|",
@@ -98,6 +116,10 @@ def memory_table(
             f"| {kind} | {count} | {trend.warm_mib:,.0f} | {trend.last_mib:,.0f} | "
             f"{trend.peak_mib:,.0f} | {grew} |"
         )
+    missing = [k for k in KINDS if k in last and k not in trends]
+    missing += sorted(set(last) - set(trends) - set(KINDS))
+    if missing:
+        lines += ["", "Fewer than two samples after the warm-up: " + ", ".join(missing) + "."]
     return "\n".join(lines)
 
 

@@ -175,7 +175,9 @@ class MemorySampler:
     def trends(self, warmup_s: float | None = None) -> dict[str, MemoryTrend]:
         """Per kind, its memory after ``warmup_s`` (default: the first sixth of the samples).
 
-        Kinds with fewer than two samples after the warm-up are left out.
+        A sample without a kind counts as 0 MiB of it: Spark ends Python workers idle for a
+        minute, and the memory they held is then gone. With fewer than two samples after the
+        warm-up there are no trends.
         """
         samples = self.samples
         if warmup_s is None:
@@ -183,7 +185,7 @@ class MemorySampler:
         kinds = sorted({kind for _, sample in samples for kind in sample})
         result = {}
         for kind in kinds:
-            points = [(at, sample[kind].mib) for at, sample in samples if kind in sample]
+            points = [(at, sample[kind].mib if kind in sample else 0.0) for at, sample in samples]
             trend = memory_trend(points, warmup_s)
             if trend is not None:
                 result[kind] = trend

@@ -62,13 +62,19 @@ def test_the_memory_table_puts_the_kinds_in_order_and_says_what_grew() -> None:
         WORKERS: MemoryTrend(100, 150, 160, 110, 150, True),
         DRIVER_PYTHON: MemoryTrend(80, 81, 82, 80, 81, False),
     }
-    last = {WORKERS: ProcessKind(300.0, 2), DRIVER_PYTHON: ProcessKind(81.0, 1)}
-    table = memory_table(trends, last, minutes=10, every_s=15)
+    last = {
+        WORKERS: ProcessKind(300.0, 2),
+        DRIVER_PYTHON: ProcessKind(81.0, 1),
+        SOURCE_RUNNER: ProcessKind(90.0, 1),
+    }
+    table = memory_table(trends, last, minutes=10, every_s=15, warmup=100)
+    assert "every 15 s for 10 min; warm-up: the first 100 s." in table
     rows = [line for line in table.splitlines() if line.startswith("| ") and "MiB" not in line]
     assert rows[1:] == [
         "| driver (Python) | 1 | 80 | 81 | 82 | no |",
         "| Python workers | 2 | 100 | 150 | 160 | yes (110 -> 150) |",
     ]
+    assert f"Fewer than two samples after the warm-up: {SOURCE_RUNNER}." in table
 
 
 def window(source: str, rate: int, verdict: Verdict) -> SustainedRun:
@@ -104,3 +110,11 @@ def test_the_memory_run_reports_the_read_rate_of_its_second_half() -> None:
     text = _kept_up(batches, 1_000, 990.0)
     assert "received 60,000 records in 42 batches, 1,000 records/s over the second half" in text
     assert "was 300 ms old" in text
+
+
+def test_the_warm_up_is_a_sixth_or_lasts_until_30_s_after_the_first_rows() -> None:
+    from benchmarks.memory import warmup_s
+
+    assert warmup_s(600, 20.0) == 100  # a quick start: a sixth of 10 minutes
+    assert warmup_s(600, 95.0) == 125  # a slow start: 30 s after the first rows
+    assert warmup_s(600, None) == 100  # no rows at all: the report says so
