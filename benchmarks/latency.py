@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import tempfile
 import threading
 import time
@@ -26,10 +25,12 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 from benchmarks.data import create_topic
 from benchmarks.spark_throughput import BUILTIN, OURS
+from benchmarks.steady import PARTITIONS, SteadyProducer
 
 __all__ = [
     "LatencyRun",
@@ -43,18 +44,9 @@ __all__ = [
     "summarize_tasks",
 ]
 
-PARTITIONS = 8
-VALUE_BYTES = 100
 RATES = (1_000, 10_000, 50_000)
 PROGRESS_KEYS = ("latestOffset", "queryPlanning", "addBatch", "walCommit", "commitOffsets")
 """Spark's per-batch durations shown in the breakdown (``triggerExecution`` is their whole)."""
-PRODUCER_CONFIG: Mapping[str, object] = {
-    "linger.ms": 5,
-    "acks": 1,
-    "compression.type": "none",
-    "queue.buffering.max.messages": 1_000_000,
-}
-"""A producer that adds little latency of its own: 5 ms of batching at most."""
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -336,59 +328,6 @@ def _progress_time(progress: Mapping[str, Any]) -> float:
     return datetime.fromisoformat(stamp).timestamp()
 
 
-class SteadyProducer:
-    """A producer process writing ``rate`` records a second, paced every few milliseconds."""
-
-    def __init__(self, bootstrap: str, topic: str, rate: int) -> None:
-        context = multiprocessing.get_context("spawn")
-        self._stop = context.Event()
-        self._sent = context.Value("q", 0)
-        self._process = context.Process(
-            target=_produce_steadily,
-            args=(bootstrap, topic, rate, self._stop, self._sent),
-            daemon=True,
-        )
-        self._started = 0.0
-
-    def __enter__(self) -> SteadyProducer:
-        self._process.start()
-        self._started = time.monotonic()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self._stop.set()
-        self._process.join(30)
-        if self._process.is_alive():
-            self._process.kill()
-
-    def achieved_rate(self) -> float:
-        """Return the records sent per second since the start."""
-        return self._sent.value / max(1e-9, time.monotonic() - self._started)
-
-
-def _produce_steadily(bootstrap: str, topic: str, rate: int, stop: Any, sent: Any) -> None:
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_CONFIG})
-    value = b"x" * VALUE_BYTES
-    count = 0
-    started = time.monotonic()
-    while not stop.is_set():
-        due = int((time.monotonic() - started) * rate)
-        while count < due:
-            try:
-                # No explicit timestamp: librdkafka stamps CreateTime when produce() is called.
-                producer.produce(topic, value, partition=count % PARTITIONS)
-            except BufferError:
-                producer.poll(0.01)
-                continue
-            count += 1
-        sent.value = count
-        producer.poll(0)
-        time.sleep(0.002)
-    producer.flush(30)
-
-
 def latency_tables(runs: Sequence[LatencyRun]) -> str:
     """Return the runs, ratios ours / built-in per rate (medians of rounds), the breakdown."""
     lines = [
@@ -416,15 +355,15 @@ def latency_tables(runs: Sequence[LatencyRun]) -> str:
             continue
         cells = [
             ratio(
-                _median([getattr(r.latency, key) for r in ours]),
-                _median([getattr(r.latency, key) for r in theirs]),
+                median([getattr(r.latency, key) for r in ours]),
+                median([getattr(r.latency, key) for r in theirs]),
             )
             for key in ("p50", "p90", "p99", "max")
         ]
         cells.append(
             ratio(
-                _median([r.batches_per_minute for r in ours]),
-                _median([r.batches_per_minute for r in theirs]),
+                median([r.batches_per_minute for r in ours]),
+                median([r.batches_per_minute for r in theirs]),
             )
         )
         lines.append(f"| {rate:,} | " + " | ".join(f"{c:.2f}" for c in cells) + " |")
@@ -455,11 +394,3 @@ def latency_tables(runs: Sequence[LatencyRun]) -> str:
         head = f"| {run.rate:,} | {run.source} | {run.round + 1} | "
         lines.append(head + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def _median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    return (ordered[middle - 1] + ordered[middle]) / 2

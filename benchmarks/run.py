@@ -4,13 +4,15 @@ Usage::
 
     .venv/bin/python -m benchmarks.run            # full run, about 20-30 minutes on 2 cores
     .venv/bin/python -m benchmarks.run --quick    # small sizes, a smoke test of 3-5 minutes
+    .venv/bin/python -m benchmarks.run --only sustained   # highest rate kept up, ~15 minutes
+    .venv/bin/python -m benchmarks.run --only memory      # our query's memory, ~12 minutes
 
 One embedded broker, one ``local[2]`` Spark session and one topic per workload serve every
 contender. Per workload and query each Spark source runs once first (reported, but not used
 for the ratios: it warms Python workers and the JIT), then ``--runs`` times; the best timed
 run counts. The raw client limit runs ``--runs`` times as well, the best counts. Rows per
 second are the topic's records over the wall time of the whole query (or read), start-up
-included.
+included. ``sustained`` and ``memory`` run for many minutes and only when named with ``--only``.
 """
 
 from __future__ import annotations
@@ -75,7 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--runs", type=int, default=None, help="timed runs after the first (default: 3, quick: 1)"
     )
     parser.add_argument(
-        "--only", choices=("throughput", "planning", "rebalancer", "latency"), action="append"
+        "--only",
+        choices=("throughput", "planning", "rebalancer", "latency", "sustained", "memory"),
+        action="append",
     )
     parser.add_argument(
         "--rates",
@@ -85,7 +89,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         "quick: 1000,10000)",
     )
     parser.add_argument(
-        "--warmup", type=float, default=None, help="latency: seconds before measuring (15; quick 5)"
+        "--warmup",
+        type=float,
+        default=None,
+        help="latency, sustained: seconds from start() before measuring (15; quick 5)",
+    )
+    parser.add_argument(
+        "--ladder",
+        type=lambda text: tuple(int(r) for r in text.split(",")),
+        default=None,
+        help="sustained: records per second to climb, comma-separated (default: "
+        "25000,50000,100000,200000,400000; quick: the first two)",
+    )
+    parser.add_argument(
+        "--window",
+        type=float,
+        default=None,
+        help="sustained: seconds judged per rate (60; quick 15)",
+    )
+    parser.add_argument(
+        "--minutes", type=float, default=None, help="memory: minutes the query runs (10; quick 1)"
+    )
+    parser.add_argument(
+        "--memory-rate", type=int, default=10_000, help="memory: records per second (10000)"
+    )
+    parser.add_argument(
+        "--sample-every", type=float, default=15.0, help="memory: seconds between samples (15)"
     )
     parser.add_argument(
         "--measure", type=float, default=None, help="latency: seconds measured (40; quick 10)"
@@ -140,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     planning: list[PlanningCost] = []
     rows: list[report.ThroughputRow] = []
     profiles: list[str] = []
-    if parts & {"throughput", "planning", "latency"}:
+    if parts & {"throughput", "planning", "latency", "sustained", "memory"}:
         from connector.testing.local_kafka import LocalKafka
 
         with LocalKafka(jvm_options=BROKER_JVM_OPTIONS) as kafka:
@@ -181,6 +210,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "## Latency of a running query (`processingTime=0`, `foreachBatch`)",
                     _latency(bootstrap, args),
                 ]
+                _say("\n\n".join(sections[-2:]))
+            if "sustained" in parts:
+                sections += _sustained(bootstrap, args)
+                _say("\n\n".join(sections[-2:]))
+            if "memory" in parts:
+                sections += _memory(bootstrap, args)
                 _say("\n\n".join(sections[-2:]))
 
     if args.profile and "rebalancer" in parts:
@@ -303,6 +338,33 @@ def _latency(bootstrap: str, args: argparse.Namespace) -> str:
             spark.stop()
             del os.environ[TIMINGS_ENV]
     return latency_tables(runs)
+
+
+def _sustained(bootstrap: str, args: argparse.Namespace) -> list[str]:
+    """Climb the ladder of rates with both sources; return the section's heading and tables."""
+    from benchmarks.sustained import LADDER, measure_sustained
+
+    ladder = args.ladder or (LADDER[:2] if args.quick else LADDER)
+    warmup = args.warmup if args.warmup is not None else (5.0 if args.quick else 15.0)
+    window = args.window if args.window is not None else (15.0 if args.quick else 60.0)
+    _say(f"\nSustained: {ladder} records/s, {warmup:.0f} s warm-up, {window:.0f} s judged ...")
+    return [
+        f"## Highest rate kept up for {window:.0f} s (lag not growing)",
+        measure_sustained(bootstrap, ladder, warmup, window, _say),
+    ]
+
+
+def _memory(bootstrap: str, args: argparse.Namespace) -> list[str]:
+    """Run our source's query for minutes; return the section's heading and table."""
+    from benchmarks.memory import measure_memory
+
+    minutes = args.minutes if args.minutes is not None else (1.0 if args.quick else 10.0)
+    rate = args.memory_rate
+    _say(f"\nMemory: our query at {rate:,} records/s for {minutes:g} min ...")
+    return [
+        f"## Resident memory of our running query ({rate:,} records/s, {minutes:g} min)",
+        measure_memory(bootstrap, rate, minutes, args.sample_every, _say),
+    ]
 
 
 def _say(text: str) -> None:

@@ -33,7 +33,6 @@ import json
 import random
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +40,8 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 
+from benchmarks.process_memory import MemorySampler
+from benchmarks.trends import MemoryTrend
 from connector.testing.local_cluster import LocalKafkaCluster
 from integration_tests.fault_helpers import SafeProducer, exactly_once_report
 from integration_tests.kafka_helpers import create_replicated_topic
@@ -61,7 +62,7 @@ class Scenario:
     lost: int = 0
     duplicated: int = 0
     recoveries_s: list[float] = field(default_factory=list)
-    memory: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    memory: dict[str, MemoryTrend] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
     def row(self) -> str:
@@ -73,89 +74,6 @@ class Scenario:
             f"| {self.name} | {self.runs} | {self.faults} | {self.records:,} | {self.lost} | "
             f"{self.duplicated} | {recover} |"
         )
-
-
-class MemorySampler:
-    """Samples the resident memory of a query's processes by role, every few seconds."""
-
-    def __init__(self, group: int, every_s: float = 5.0) -> None:
-        self._group = group
-        self._every_s = every_s
-        self._samples: dict[str, list[float]] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> MemorySampler:
-        """Start sampling."""
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """Stop sampling."""
-        self._stop.set()
-        self._thread.join(10)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self._every_s):
-            for role, rss_mb in _group_memory(self._group).items():
-                self._samples.setdefault(role, []).append(rss_mb)
-
-    def summary(self) -> dict[str, tuple[float, float, float]]:
-        """Per role: first sample after warm-up, last sample and the largest, in MiB."""
-        result = {}
-        for role, values in self._samples.items():
-            if len(values) >= 4:
-                warm = values[len(values) // 6]  # after start-up and the first batches
-                result[role] = (warm, values[-1], max(values))
-        return result
-
-
-def _group_memory(root: int) -> dict[str, float]:
-    """Sum VmRSS in MiB per role over process ``root`` and all its descendants.
-
-    By parentage, not process group: PySpark's worker daemon puts itself and the workers it
-    forks into a group of their own.
-    """
-    parents: dict[int, int] = {}
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                stat = (proc / "stat").read_text()
-                parents[int(proc.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    family = {root}
-    grew = True
-    while grew:
-        grew = False
-        for pid, parent in parents.items():
-            if parent in family and pid not in family:
-                family.add(pid)
-                grew = True
-    totals: dict[str, float] = {}
-    for pid in family:
-        proc = Path("/proc") / str(pid)
-        try:
-            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            rss = next(
-                int(line.split()[1]) / 1024
-                for line in (proc / "status").read_text().splitlines()
-                if line.startswith("VmRSS:")
-            )
-        except (OSError, StopIteration, ValueError, IndexError):
-            continue
-        if "java" in command.split(" ", 1)[0]:
-            role = "driver JVM"
-        elif "python_streaming_source_runner" in command:
-            role = "driver source runner (Python)"
-        elif "pyspark.daemon" in command or "pyspark.worker" in command:
-            role = "Python workers"
-        elif "integration_tests.auto_query" in command:
-            role = "driver (Python)"
-        else:
-            role = "other"
-        totals[role] = totals.get(role, 0.0) + rss
-    return totals
 
 
 def _written(output: Path) -> list[tuple[int, int]]:
@@ -262,7 +180,7 @@ class Soak:
                     if process.poll() is not None:
                         scenario.notes.append("the query process died")
                         break
-            scenario.memory = memory.summary()
+            scenario.memory = memory.trends()
             if process.poll() is not None:
                 scenario.notes.append(f"query exited with {process.returncode}")
             stop_query_process(process, grace_s=60)
@@ -376,10 +294,11 @@ def render(scenarios: Sequence[Scenario], args: argparse.Namespace, elapsed_s: f
         "",
     ]
     for scenario in scenarios:
-        for role, (warm, last, peak) in sorted(scenario.memory.items()):
+        for role, trend in sorted(scenario.memory.items()):
             lines.append(
-                f"- {scenario.name}: {role} resident memory {warm:.0f} MiB after warm-up, "
-                f"{last:.0f} MiB at the end, {peak:.0f} MiB at most"
+                f"- {scenario.name}: {role} resident memory {trend.warm_mib:.0f} MiB after "
+                f"warm-up, {trend.last_mib:.0f} MiB at the end, {trend.peak_mib:.0f} MiB at most"
+                + (" (grew)" if trend.grew else "")
             )
         lines.extend(f"- {scenario.name}: {note}" for note in scenario.notes)
     return "\n".join(lines) + "\n"

@@ -74,9 +74,17 @@ def test_the_python_source_bound_adds_the_ceilings_start_up_to_the_client_time()
 
     rates = dict(ours=400_000.0, builtin=600_000.0, ceiling=700_000.0, client=1_000_000.0)
     row = ThroughputRow(
-        workload=Workload("w", 1_000_000, 100, 1), query="noop", **rates,
-        ours_first=1.0, builtin_first=1.0, ours_in_batches=1.0, builtin_in_batches=1.0,
-        ceiling_in_batches=1.0, ours_outside_s=1.5, builtin_outside_s=0.1, ceiling_outside_s=1.0,
+        workload=Workload("w", 1_000_000, 100, 1),
+        query="noop",
+        **rates,
+        ours_first=1.0,
+        builtin_first=1.0,
+        ours_in_batches=1.0,
+        builtin_in_batches=1.0,
+        ceiling_in_batches=1.0,
+        ours_outside_s=1.5,
+        builtin_outside_s=0.1,
+        ceiling_outside_s=1.0,
     )
     assert row.python_source_bound == 500_000  # 1 s reading at the client limit + 1 s start-up
     assert "| 500,000 | 0.83 |" in split_table([row])
