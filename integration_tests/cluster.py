@@ -2,6 +2,10 @@
 
 For tests that need executors to come and go: each worker is its own process group, so a
 test can kill a worker with its executors the way a lost machine would.
+
+A worker may take another loopback address as its host (every ``127.x.y.z`` is loopback on
+Linux): Spark then counts it as another machine, which speculation needs, since Spark never
+runs a speculative copy of a task on a host where an attempt of that task already runs.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class StandaloneCluster:
         self.ui_port = free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
         self._processes: dict[str, subprocess.Popen] = {}
+        self._workers: set[str] = set()
         self._env = {
             **os.environ,
             "SPARK_HOME": str(SPARK_HOME),
@@ -46,32 +51,62 @@ class StandaloneCluster:
             "SPARK_NO_DAEMONIZE": "1",
             # Notice a killed worker in seconds, not the default minute.
             "SPARK_MASTER_OPTS": "-Dspark.worker.timeout=10",
+            # A worker sends a heartbeat every quarter of its own spark.worker.timeout (60 s by
+            # default, so every 15 s): with the master's 10 s, it would be dropped as lost and
+            # told to re-register, with its executors, every few seconds.
+            "SPARK_WORKER_OPTS": "-Dspark.worker.timeout=10",
         }
 
-    def _spawn(self, name: str, *arguments: str) -> None:
+    def _spawn(self, name: str, *arguments: str, local_ip: str = "127.0.0.1") -> None:
         log = open(self.work_dir / f"{name}.log", "wb")  # noqa: SIM115 - lives with the process
         self._processes[name] = subprocess.Popen(
             [str(SPARK_HOME / "bin" / "spark-class"), *arguments],
-            env=self._env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**self._env, "SPARK_LOCAL_IP": local_ip},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def start_master(self) -> None:
         """Start the master and wait until its web UI answers, so workers can join."""
         self._spawn(
-            "master", "org.apache.spark.deploy.master.Master",
-            "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", str(self.ui_port),
+            "master",
+            "org.apache.spark.deploy.master.Master",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--webui-port",
+            str(self.ui_port),
         )
         wait_until(lambda: self.alive_workers() is not None, "the Spark master", timeout_s=90)
 
-    def start_worker(self, name: str, cores: int) -> None:
-        """Start a worker offering ``cores`` cores and wait until the master counts it alive."""
+    def start_worker(self, name: str, cores: int, host: str = "127.0.0.1") -> None:
+        """Start a worker offering ``cores`` cores and wait until the master counts it alive.
+
+        ``host`` is the worker's address, and its executors' (they inherit its
+        ``SPARK_LOCAL_IP``): another loopback address, such as ``127.0.0.2``, makes it a
+        host of its own in Spark's eyes.
+        """
         before = self.alive_workers() or 0
         work = self.work_dir / name
         work.mkdir(exist_ok=True)
+        self._workers.add(name)
         self._spawn(
-            name, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-            "--cores", str(cores), "--memory", "1g", "--webui-port", str(free_port()),
-            "--work-dir", str(work), self.url,
+            name,
+            "org.apache.spark.deploy.worker.Worker",
+            "--host",
+            host,
+            "--cores",
+            str(cores),
+            "--memory",
+            "1g",
+            "--webui-port",
+            str(free_port()),
+            "--work-dir",
+            str(work),
+            self.url,
+            local_ip=host,
         )
         wait_until(lambda: (self.alive_workers() or 0) > before, f"worker {name}", timeout_s=90)
 
@@ -115,5 +150,5 @@ class StandaloneCluster:
             except ProcessLookupError:
                 pass
             process.wait(30)
-        for name in ("w1", "w2", "w3"):
+        for name in self._workers:
             self._kill_executors_of(name)
