@@ -71,6 +71,30 @@ def crash_first_attempt(bootstrap: str, topic: str):
     return crash
 
 
+def builtin(bootstrap: str, source: str, checkpoints: str, output: str) -> None:
+    """Run the same query into Spark's built-in ``kafka`` sink until the process is killed."""
+    from integration_tests.reference_source import builtin_kafka_source_jars
+
+    jars = ",".join(str(jar) for jar in builtin_kafka_source_jars())
+    conf = {"spark.ui.enabled": "false", "spark.jars": jars, **_SMALL_ARROW_BATCHES}
+    spark = query_session("local[2]", "sink-query-builtin", conf)
+    position = F.udf(slow_position, StringType())
+    (
+        kafka_stream(spark, bootstrap, source, parallelism="2", maxOffsetsPerTrigger="300")
+        .select(
+            F.col("partition").cast("string").alias("key"),
+            position("partition", "offset").alias("value"),
+        )
+        .writeStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", output)
+        .option("checkpointLocation", os.path.join(checkpoints, output))
+        .trigger(processingTime="200 milliseconds")
+        .start()
+    )
+    spark.streams.awaitAnyTermination()
+
+
 def stream(bootstrap: str, source: str, checkpoints: str, *outputs: str) -> None:
     """Run one query per output until the process is killed (see the module doc)."""
     conf = {"spark.ui.enabled": "false", **_SMALL_ARROW_BATCHES}
@@ -126,6 +150,8 @@ if __name__ == "__main__":
     command, arguments = sys.argv[1], sys.argv[2:]
     if command == "stream":
         stream(*arguments)
+    elif command == "builtin":
+        builtin(*arguments)
     elif command == "retry":
         retry(*arguments)
     else:
