@@ -3,12 +3,15 @@
 Usage::
 
     python -m integration_tests.sink_query stream BOOTSTRAP INPUT CHECKPOINTS OUT_EO OUT_ALO
+    python -m integration_tests.sink_query builtin BOOTSTRAP INPUT CHECKPOINTS OUT
     python -m integration_tests.sink_query retry BOOTSTRAP OUT_EO OUT_ALO
 
 ``stream`` runs, until it is killed, one query per output topic, all reading ``INPUT`` with our
-source: exactly-once into ``OUT_EO`` and at-least-once into ``OUT_ALO``. Each output record's
-value is the input record's ``partition:offset``. A slow Python UDF and small Arrow batches
-keep every micro-batch busy writing for a while, so a kill lands while rows are in flight.
+source: exactly-once into ``OUT_EO`` and at-least-once into ``OUT_ALO``. ``builtin`` runs the
+same query into Spark's built-in ``kafka`` sink, writing ``OUT``. Each query's checkpoint is
+``CHECKPOINTS/<output topic>``, and each output record's value is the input record's
+``partition:offset``. A slow Python UDF and small batches keep every micro-batch busy writing
+for a while, so its rows reach Kafka well before Spark commits the batch.
 
 ``retry`` writes the same 40,000 rows twice with ``df.write`` under ``local[2,4]``; a UDF
 kills the Python worker of the first attempt of partition 0 near its end, once Kafka holds
@@ -155,4 +158,4 @@ if __name__ == "__main__":
     elif command == "retry":
         retry(*arguments)
     else:
-        raise SystemExit(f"unknown command {command!r}; use 'stream' or 'retry'")
+        raise SystemExit(f"unknown command {command!r}; use 'stream', 'builtin' or 'retry'")

@@ -1,13 +1,30 @@
-"""Kafka -> Spark -> Kafka, SIGKILLed at seeded moments and restarted from its checkpoints.
+"""Kafka -> Spark -> Kafka, SIGKILLed inside micro-batches' commit windows and restarted.
 
-One process (``integration_tests.sink_query stream``) runs two queries over the same input
-topic while a producer keeps writing to it: our sink in exactly-once mode and in
-at-least-once mode. Every kill hits both at the same moment, so they share one schedule. At
-the end a ``read_committed`` consumer must find every input record exactly once in the
-exactly-once output; the at-least-once output must hold every record, and the duplicates a
-replayed batch leaves behind. Spark's built-in sink, at-least-once like ours, then runs the
-same seeded schedule in a process of its own (a third query in the first would be too heavy
-for two cores) and must show duplicates too.
+A streaming query replays a micro-batch after a crash when its checkpoint holds
+``offsets/N`` but not ``commits/N``. A kill can only make a sink write records twice when it
+lands after some of batch ``N``'s rows reached the output topic and before Spark wrote
+``commits/N``: the batch's commit window. A kill at a random moment may miss every window
+(small batches write their few rows at the end of a short task), so the test does not guess. A
+seeded schedule picks, for each of ``KILLS`` kills, which query it is for and how many
+batches after the restart to wait; the killer then polls that query's checkpoint and its
+output topic's end offsets every few milliseconds and SIGKILLs the process group as soon as
+the batch's window is open. Once the process is gone it checks that the batch was left
+uncommitted with rows in Kafka: the restart must replay it.
+
+Two processes go through the same schedule while a producer writes to their input topic:
+
+* ``integration_tests.sink_query stream`` runs our sink in exactly-once and in at-least-once
+  mode, one query each over the same input; the kills take turns, exactly-once first, at
+  the two queries' windows, so each mode faces the same kind of kill.
+* ``integration_tests.sink_query builtin`` runs Spark's built-in ``kafka`` sink alone (a
+  third query in the first process would be too heavy for two cores), over an input topic
+  of its own, every kill at its windows.
+
+What it proves: after kills that each made Spark replay a batch Kafka already held rows of, a
+``read_committed`` consumer finds every input record exactly once in the exactly-once
+output, while the at-least-once output and the built-in sink's output hold every record and
+some twice. The duplicates follow from where the kills land, so their absence in
+exactly-once mode is the sink's doing, not luck.
 """
 
 from __future__ import annotations
@@ -15,6 +32,7 @@ from __future__ import annotations
 import random
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from confluent_kafka import Consumer, TopicPartition
@@ -26,18 +44,17 @@ from integration_tests.spark_helpers import wait_until
 
 PARTITIONS = 2
 KILLS = 5
-
-
-def _end_offsets(bootstrap: str, topic: str) -> int:
-    """Sum of the high watermarks: grows as soon as anything is written, committed or not."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "sink-faults-watch"})
-    try:
-        return sum(
-            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-            for p in range(PARTITIONS)
-        )
-    finally:
-        consumer.close()
+SEED = 13
+BATCHES_AHEAD = 3
+"""A kill is for the batch a restart runs first, or one of the next ``BATCHES_AHEAD - 1``."""
+POLL_S = 0.015
+MISSES_ALLOWED = 2
+"""Kills to redo when the batch committed between the killer's last look and the kill."""
+WINDOW_TIMEOUT_S = 240.0
+MARKERS_PER_BATCH = PARTITIONS
+"""Control records a transactional batch may add to the output besides its rows: the
+previous transaction's commit markers arriving late, or the abort markers of one a kill left
+open. End offsets grown by more than this hold rows of the batch."""
 
 
 def _alive(process: subprocess.Popen[bytes], log: Path) -> bool:
@@ -57,47 +74,191 @@ def _positions(bootstrap: str, topic: str) -> list[tuple[int, int]]:
     return found
 
 
+def _last_batch(checkpoint: Path, log: str) -> int:
+    """Return the highest batch id in a checkpoint log (``offsets``, ``commits``), or -1."""
+    folder = checkpoint / log
+    if not folder.is_dir():
+        return -1
+    return max((int(p.name) for p in folder.iterdir() if p.name.isdigit()), default=-1)
+
+
+@dataclass(frozen=True)
+class _Landed:
+    """Where a kill landed in one query: the batch it left uncommitted, with rows in Kafka.
+
+    ``written`` is how far the output's end offsets had grown since the previous batch's
+    commit, ``visible`` the same for ``read_committed`` readers (less than ``written`` when
+    the kill left a transaction open); both may include ``MARKERS_PER_BATCH`` markers.
+    """
+
+    batch: int
+    written: int
+    visible: int
+
+
+class _CommitWindow:
+    """Watches one query's commit windows: its checkpoint and its output's end offsets.
+
+    Batch ``N`` is in its window when ``offsets/N`` exists, ``commits/N`` does not, and the
+    output's high watermarks have grown by more than ``MARKERS_PER_BATCH`` since ``commits/N-1``
+    appeared. High watermarks move for rows in an open transaction too, so the window of an
+    exactly-once batch opens as early as an at-least-once one's.
+    """
+
+    def __init__(self, bootstrap: str, checkpoint: Path, topic: str, name: str) -> None:
+        self.topic = topic
+        self.name = name
+        self._checkpoint = checkpoint
+        self._ends = {
+            isolation: Consumer(
+                {
+                    "bootstrap.servers": bootstrap,
+                    "group.id": "sink-faults-watch",
+                    "isolation.level": isolation,
+                }
+            )
+            for isolation in ("read_uncommitted", "read_committed")
+        }
+        self._committed = -2  # no commit seen in this run yet
+        self._baseline = {isolation: 0 for isolation in self._ends}
+
+    def close(self) -> None:
+        """Close the end-offset consumers."""
+        for consumer in self._ends.values():
+            consumer.close()
+
+    def restart(self) -> int:
+        """Forget the previous run; return the batch the restart runs first.
+
+        Call it before the process starts: the first batch may be a replay, whose
+        ``offsets`` file and some of whose rows the killed run left behind.
+        """
+        self._committed = -2
+        return _last_batch(self._checkpoint, "commits") + 1
+
+    def _end(self, isolation: str) -> int:
+        consumer = self._ends[isolation]
+        partitions = [TopicPartition(self.topic, p) for p in range(PARTITIONS)]
+        return sum(consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in partitions)
+
+    def _grown(self, isolation: str) -> int:
+        return self._end(isolation) - self._baseline[isolation]
+
+    def poll(self) -> _Landed | None:
+        """Return the running batch if it is in its window, else ``None``.
+
+        Call it often: the growth counts from the first call that saw the previous batch's
+        commit, and after a kill, one more call tells whether the kill landed in a window.
+        """
+        committed = _last_batch(self._checkpoint, "commits")
+        if committed != self._committed:
+            # Ends read after the commit file: whatever the batch before wrote is below them.
+            self._committed = committed
+            self._baseline = {isolation: self._end(isolation) for isolation in self._ends}
+            return None
+        running = _last_batch(self._checkpoint, "offsets")
+        if running <= committed:
+            return None
+        written = self._grown("read_uncommitted")
+        if written <= MARKERS_PER_BATCH:
+            return None
+        return _Landed(running, written, self._grown("read_committed"))
+
+
+def _kill_in_window(
+    process: subprocess.Popen[bytes],
+    windows: list[_CommitWindow],
+    aim: int,
+    at_least: int,
+    log: Path,
+) -> list[_Landed | None]:
+    """SIGKILL the process group once ``windows[aim]`` is in batch ``at_least``'s window or later.
+
+    Every query is watched all along; returns, per query, the window the kill landed in,
+    judged once the process is gone, or ``None``: ``None`` for the aimed one too when its
+    batch committed between the last look and the kill.
+    """
+    deadline = time.monotonic() + WINDOW_TIMEOUT_S
+    try:
+        while True:
+            _alive(process, log)
+            landed = [window.poll() for window in windows][aim]
+            if landed is not None and landed.batch >= at_least:
+                break
+            if time.monotonic() > deadline:
+                msg = f"{windows[aim].name}: no window of batch {at_least} or later opened"
+                raise AssertionError(f"{msg} within {WINDOW_TIMEOUT_S} s")
+            time.sleep(POLL_S)
+    finally:
+        stop_query_process(process, grace_s=None)  # SIGKILL, JVM included
+    return [window.poll() for window in windows]
+
+
 def _kill_schedule(
     bootstrap: str,
     source: str,
-    arguments: list[str],
-    outputs: list[str],
+    command: str,
+    checkpoints: Path,
+    outputs: dict[str, str],
     log: Path,
-    already: int = 0,
 ) -> list[tuple[int, int]]:
     """Run the query process through the seeded kills while a producer writes; then to the end.
 
-    Every run of the schedule kills at the same seeded moments after the query has written
-    again; returns what the producer wrote. ``already`` counts the input records written
-    before, which the query reads as well.
+    ``outputs`` names the process's output topics, in its command line's order. Every
+    process gets the same schedule: kill ``k`` is for the ``k % len(outputs)``-th output, a
+    seeded number of batches after the restart. Returns what the producer wrote.
     """
-    rng = random.Random(13)
-    watched = outputs[-1]
-    with SafeProducer(bootstrap, source, PARTITIONS, per_second=40) as producer:
-        for _ in range(KILLS):
-            before = _end_offsets(bootstrap, watched)
-            with log.open("ab") as output:
-                process = start_query_process("integration_tests.sink_query", arguments, output)
-            try:
-                wait_until(
-                    lambda b=before, p=process: _alive(p, log)
-                    and _end_offsets(bootstrap, watched) > b,
-                    "the restarted query to write",
-                    timeout_s=180,
-                    interval_s=0.2,
+    rng = random.Random(SEED)
+    arguments = [command, bootstrap, source, str(checkpoints), *outputs.values()]
+    windows = [
+        _CommitWindow(bootstrap, checkpoints / topic, topic, name)
+        for name, topic in outputs.items()
+    ]
+    try:
+        with SafeProducer(bootstrap, source, PARTITIONS, per_second=40) as producer:
+            for kill in range(KILLS):
+                aim = kill % len(windows)
+                ahead = rng.randrange(BATCHES_AHEAD)
+                for _ in range(MISSES_ALLOWED + 1):
+                    at_least = [window.restart() for window in windows][aim] + ahead
+                    started = time.monotonic()
+                    with log.open("ab") as output:
+                        process = start_query_process(
+                            "integration_tests.sink_query", arguments, output
+                        )
+                    landed = _kill_in_window(process, windows, aim, at_least, log)
+                    if landed[aim] is not None:
+                        break
+                    print(f"{command} kill {kill + 1}: the batch committed before it; again")
+                else:
+                    raise AssertionError(f"{command} kill {kill + 1} missed every window")
+                where = "; ".join(
+                    f"{window.name}: "
+                    + (
+                        "no window"
+                        if at is None
+                        else f"batch {at.batch}, +{at.written} written, +{at.visible} visible"
+                    )
+                    for window, at in zip(windows, landed, strict=True)
                 )
-                time.sleep(rng.uniform(0.2, 2.0))  # the seeded moment within the batches
-            finally:
-                stop_query_process(process, grace_s=None)  # SIGKILL, JVM included
-        produced = producer.stop()
+                print(
+                    f"{command} kill {kill + 1} for {windows[aim].name} batch {at_least}+ "
+                    f"after {time.monotonic() - started:.1f} s: {where}"
+                )
+            produced = producer.stop()
+    finally:
+        for window in windows:
+            window.close()
     with log.open("ab") as output:
         process = start_query_process("integration_tests.sink_query", arguments, output)
     try:
         wait_until(
-            lambda: _alive(process, log)
-            and all(
-                len(set(_positions(bootstrap, topic))) >= already + len(produced)
-                for topic in outputs
+            lambda: (
+                _alive(process, log)
+                and all(
+                    len(set(_positions(bootstrap, topic))) >= len(produced)
+                    for topic in outputs.values()
+                )
             ),
             "every output to hold every input record",
             timeout_s=240,
@@ -108,49 +269,36 @@ def _kill_schedule(
     return produced
 
 
-def test_killed_pipeline_writes_each_record_once_only_in_exactly_once_mode(
+def test_kills_in_commit_windows_duplicate_records_except_in_exactly_once_mode(
     kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
-    source = f"{topic_name}-in"
-    outputs = [f"{topic_name}-eo", f"{topic_name}-alo"]
-    builtin_output = f"{topic_name}-builtin"
-    for topic in (source, *outputs, builtin_output):
+    source, builtin_source = f"{topic_name}-in", f"{topic_name}-builtin-in"
+    ours = {mode: f"{topic_name}-{mode}" for mode in ("exactly-once", "at-least-once")}
+    spark_sink = {"built-in": f"{topic_name}-built-in"}
+    for topic in (source, builtin_source, *ours.values(), *spark_sink.values()):
         create_topic(kafka_bootstrap, topic, partitions=PARTITIONS)
     produced = _kill_schedule(
-        kafka_bootstrap,
-        source,
-        ["stream", kafka_bootstrap, source, str(tmp_path), *outputs],
-        outputs,
-        tmp_path / "query.log",
+        kafka_bootstrap, source, "stream", tmp_path, ours, tmp_path / "query.log"
+    )
+    builtin_produced = _kill_schedule(
+        kafka_bootstrap, builtin_source, "builtin", tmp_path, spark_sink, tmp_path / "builtin.log"
     )
     reports = {
-        topic: exactly_once_report(produced, _positions(kafka_bootstrap, topic))
-        for topic in outputs
+        name: exactly_once_report(expected, _positions(kafka_bootstrap, topic))
+        for outputs, expected in ((ours, produced), (spark_sink, builtin_produced))
+        for name, topic in outputs.items()
     }
-    missing, twice = reports[outputs[0]]
-    assert not missing and not twice, f"exactly-once: {len(missing)} missing, {len(twice)} twice"
-    missing, twice = reports[outputs[1]]
-    assert not missing, f"at-least-once: {len(missing)} records never written"
-    # The same kills make the other modes write some records again: the check above can fail.
-    assert twice, "at-least-once wrote nothing twice: the kills missed every batch"
-
-    # Spark's built-in sink on the same seeded schedule (its own process: one more query in
-    # the first would be too heavy for two cores), reading the records produced since.
-    builtin_produced = _kill_schedule(
-        kafka_bootstrap,
-        source,
-        ["builtin", kafka_bootstrap, source, str(tmp_path), builtin_output],
-        [builtin_output],
-        tmp_path / "builtin.log",
-        already=len(produced),
-    )
-    everything = sorted(set(produced) | set(builtin_produced))
-    builtin_missing, builtin_twice = exactly_once_report(
-        everything, _positions(kafka_bootstrap, builtin_output)
-    )
-    assert not builtin_missing, f"built-in sink: {len(builtin_missing)} records never written"
-    assert builtin_twice, "Spark's built-in sink wrote nothing twice under the same kills"
     print(
-        f"kills {KILLS} per sink, at-least-once duplicates {len(twice)}, "
-        f"built-in sink duplicates {len(builtin_twice)}"
+        f"{KILLS} kills per process; "
+        + "; ".join(
+            f"{name}: {len(missing)} missing, {len(twice)} duplicated"
+            for name, (missing, twice) in reports.items()
+        )
     )
+    missing, twice = reports["exactly-once"]
+    assert not missing and not twice, f"exactly-once: {len(missing)} missing, {len(twice)} twice"
+    for name in ("at-least-once", "built-in"):
+        missing, twice = reports[name]
+        assert not missing, f"{name}: {len(missing)} records never written"
+        # Each kill for this output replayed a batch Kafka held rows of: some came twice.
+        assert twice, f"{name}: nothing written twice after kills inside commit windows"
