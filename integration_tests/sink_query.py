@@ -45,29 +45,47 @@ def slow_position(partition: int, offset: int) -> str:
     return f"{partition}:{offset}"
 
 
+def _wait_for_own_rows(bootstrap: str, topic: str, below: int, timeout_s: float = 60) -> None:
+    """Return once ``topic`` holds a record whose value is a row id under ``below``."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    watch = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "sink-retry-watch",
+            "isolation.level": "read_uncommitted",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        watch.assign([TopicPartition(topic, p, 0) for p in (0, 1)])
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for record in watch.consume(1000, timeout=0.2):
+                if record.error() is None and int(record.value()) < below:
+                    return
+    finally:
+        watch.close()
+
+
 def crash_first_attempt(bootstrap: str, topic: str):
     """Return a UDF that kills its Python worker in the first attempt of partition 0.
 
-    It waits at the partition's last row until Kafka holds some of the partition's rows
-    (committed or not), so the attempt dies with rows in flight; rows reach the writer in
-    chunks, so only the last row is sure to come after some were written.
+    It waits at the partition's last row until Kafka holds some of this partition's own rows
+    (committed or not: read uncommitted), so the attempt dies with rows in flight. Rows reach
+    the writer in chunks, so only the last row is sure to come after some were written. The
+    other partition's task writes at the same time, so a count of the topic's records would
+    not tell whose rows are there: the values are read.
     """
 
     @F.udf(LongType())
     def crash(row: int) -> int:
-        from confluent_kafka import Consumer, TopicPartition
         from pyspark import TaskContext
 
         context = TaskContext.get()
         last = row == RETRY_ROWS // 2 - 1
         if last and context.partitionId() == 0 and context.attemptNumber() == 0:
-            watch = Consumer({"bootstrap.servers": bootstrap, "group.id": "sink-retry-watch"})
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                ends = [watch.get_watermark_offsets(TopicPartition(topic, p))[1] for p in (0, 1)]
-                if sum(ends) > 1000:
-                    break
-                time.sleep(0.1)
+            _wait_for_own_rows(bootstrap, topic, below=RETRY_ROWS // 2)
             os._exit(3)
         return row
 
