@@ -148,6 +148,25 @@ def last_offsets(checkpoint: Path) -> str:
     return latest.read_text().splitlines()[-1]
 
 
+def example_session(master: str, name: str, shuffle_partitions: int) -> SparkSession:
+    """Return the session every example runs in, quiet, in UTC.
+
+    Python tasks reach the JVM by a Unix socket rather than loopback TCP, so a running
+    query's micro-batches take about 40 ms less each (see the README on latency).
+    """
+    spark = (
+        SparkSession.builder.master(master)
+        .appName(name)
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.python.unix.domain.socket.enabled", "true")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
 @contextlib.contextmanager
 def kafka_for(bootstrap: str | None) -> Iterator[str]:
     """Yield the given brokers, or an embedded broker for the length of the run."""
@@ -178,18 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         duplicates = sent - args.events
         print(f"Produced {sent} events ({malformed} malformed, {duplicates} duplicates) "
               f"to {args.topic} on {bootstrap}")
-        spark = (
-            SparkSession.builder.master(args.master)
-            .appName("kafka-rescalable-etl")
-            .config("spark.sql.shuffle.partitions", "4")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.ui.showConsoleProgress", "false")
-            # Python tasks reach the JVM by a Unix socket, not loopback TCP, so a running
-            # query's micro-batches take about 40 ms less each (see the README on latency).
-            .config("spark.python.unix.domain.socket.enabled", "true")
-            .getOrCreate()
-        )
-        spark.sparkContext.setLogLevel("WARN")
+        spark = example_session(args.master, "kafka-rescalable-etl", 4)
         try:
             written = run_pipeline(spark, bootstrap, args.topic, args.output)
             print(f"Wrote {written} clean events to {args.output / 'events'} "

@@ -29,7 +29,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from etl_pipeline import ACTIONS, EVENT_SCHEMA, kafka_for, produce_sample_events
+from etl_pipeline import (
+    ACTIONS,
+    EVENT_SCHEMA,
+    example_session,
+    kafka_for,
+    produce_sample_events,
+)
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -139,18 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         if target not in admin.list_topics(timeout=30).topics:
             new = NewTopic(target, num_partitions=OUTPUT_PARTITIONS, replication_factor=1)
             admin.create_topics([new])[target].result(timeout=30)
-        spark = (
-            SparkSession.builder.master(args.master)
-            .appName("kafka-rescalable-kafka-to-kafka")
-            .config("spark.sql.shuffle.partitions", "4")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.ui.showConsoleProgress", "false")
-            # Python tasks reach the JVM by a Unix socket, not loopback TCP, so a running
-            # query's micro-batches take about 40 ms less each (see the README on latency).
-            .config("spark.python.unix.domain.socket.enabled", "true")
-            .getOrCreate()
-        )
-        spark.sparkContext.setLogLevel("WARN")
+        spark = example_session(args.master, "kafka-rescalable-kafka-to-kafka", 4)
         try:
             run_pipeline(spark, bootstrap, args.topic, target, args.output / "checkpoint")
         finally:

@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from etl_pipeline import example_session
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -204,18 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     shutil.rmtree(args.output, ignore_errors=True)
 
-    spark = (
-        SparkSession.builder.master(args.master)
-        .appName("kafka-rescalable-windowed")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.ui.showConsoleProgress", "false")
-        # Python tasks reach the JVM by a Unix socket, not loopback TCP, so a running
-        # query's micro-batches take about 40 ms less each (see the README on latency).
-        .config("spark.python.unix.domain.socket.enabled", "true")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("WARN")
+    spark = example_session(args.master, "kafka-rescalable-windowed", 2)
     spark.dataSource.register(KafkaSource)
     broker = None if args.bootstrap else LocalKafka()
     try:
