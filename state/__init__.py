@@ -14,6 +14,7 @@ the lists can be redistributed when the number of slots changes (Flink's FLIP-8 
 - ``state.missing_topics``: subscribed topics that do not exist, and since when.
 - ``state.planning``: :func:`plan_tasks`, the tasks of one micro-batch.
 - ``state.topic_identity``: :func:`recreated_topics`, topic ids across batches.
+- ``state.assignment_text``: the summary and the full list of an assignment, for logs.
 - ``state.event_time``: :func:`alignment_frontier` and the checkpointed event-time clocks.
 - ``state.errors``: the exceptions.
 """

@@ -263,5 +263,29 @@ def missing_partitions(
 def describe_partitions(
     partitions: Collection[TopicPartition] | Mapping[TopicPartition, Any],
 ) -> str:
-    """``orders-0, orders-3`` for messages."""
-    return ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(partitions))
+    """``orders-0, orders-3, orders-5..9`` for messages and logs: the one partition-list text.
+
+    Three or more consecutive partitions of a topic are one run (``orders-0..999``), so a
+    message about a whole topic of thousands of partitions stays one short line; shorter runs
+    are listed, as they read more easily that way.
+    """
+    parts: list[str] = []
+    run: list[TopicPartition] = []
+    for tp in sorted(partitions):
+        if run and (tp.topic != run[-1].topic or tp.partition != run[-1].partition + 1):
+            parts.extend(_run_text(run))
+            run = []
+        run.append(tp)
+    parts.extend(_run_text(run))
+    return ", ".join(parts)
+
+
+def _run_text(run: list[TopicPartition]) -> list[str]:
+    """Spell one run of consecutive partitions of a topic: as one text when it is long."""
+    if len(run) >= _SHORTEST_RUN:
+        return [f"{run[0].topic}-{run[0].partition}..{run[-1].partition}"]
+    return [f"{tp.topic}-{tp.partition}" for tp in run]
+
+
+_SHORTEST_RUN: Final = 3
+"""``t-0..2`` saves characters from three partitions on; ``t-0, t-1`` reads better as it is."""

@@ -16,7 +16,7 @@ from connector.driver.positions import check_assigned, resolve_bound
 from connector.executor.tasks import KafkaInputPartition
 from state import OffsetState, PartitionOffset, TopicPartition, plan_tasks, rebalance
 
-__all__ = ["describe_assignment", "plan_input_partitions", "slot_count", "starting_state"]
+__all__ = ["plan_input_partitions", "slot_count", "starting_state"]
 
 
 def plan_input_partitions(
@@ -60,15 +60,6 @@ def slot_count(options: KafkaSourceOptions, partition_count: int, current_slots:
             "parallelism=auto: the application has %d cores, using %d reader slots", cores, cores
         )
     return cores
-
-
-def describe_assignment(state: OffsetState) -> str:
-    """``slot 0: orders-0, orders-3; slot 1: ...`` for the driver log."""
-    parts = []
-    for index, slot in enumerate(state.slots):
-        owned = ", ".join(f"{s.topic}-{s.partition}" for s in slot) or "(none)"
-        parts.append(f"slot {index}: {owned}")
-    return "; ".join(parts)
 
 
 def starting_state(

@@ -9,6 +9,7 @@ checkpointed, so a batch re-planned after a crash reads exactly the same records
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -30,12 +31,7 @@ from connector.driver.alignment import align_end_offsets
 from connector.driver.checkpointed import CheckpointedDocuments
 from connector.driver.group_commits import GroupCommits
 from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
-from connector.driver.slots import (
-    describe_assignment,
-    plan_input_partitions,
-    slot_count,
-    starting_state,
-)
+from connector.driver.slots import plan_input_partitions, slot_count, starting_state
 from connector.errors import DataLossError, MissingTopicError
 from connector.executor.tasks import read_input_partition, read_settings
 from state import (
@@ -49,6 +45,7 @@ from state import (
     carried_topic_ids,
     recreated_topics,
 )
+from state.assignment_text import describe_assignment, summarize_assignment
 from state.batch_boundary import (
     Carried,
     DataLoss,
@@ -86,6 +83,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._held: tuple[TopicPartition, ...] = ()
         self._documents = CheckpointedDocuments()
         self._planned: SlotsDocument | None = None  # the end of the batch planned last
+        self._initial: SlotsDocument | None = None  # the start of a query with no checkpoint
         self._missing = MissingTopicWatch()
 
     def __getstate__(self) -> dict[str, Any]:
@@ -94,6 +92,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         state["_metadata"] = None
         state["_documents"] = CheckpointedDocuments()  # executors never plan: ship none
         state["_planned"] = None
+        state["_initial"] = None
         return state
 
     def _kafka(self) -> KafkaMetadata:
@@ -102,18 +101,26 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._metadata
 
     def initialOffset(self) -> dict:
-        """Resolve ``startingOffsets`` for the partitions that exist when the query starts."""
+        """Resolve ``startingOffsets`` for the partitions that exist when the query starts.
+
+        Spark asks twice when a query starts without a checkpoint (seen with pyspark 4.3):
+        the first answer is kept, so both calls give the same start (``latest`` could move
+        between them) and the start is looked up and logged once.
+        """
+        if self._initial is None:
+            self._initial = self._initial_document()
+        return self._documents.to_dict(self._initial)
+
+    def _initial_document(self) -> SlotsDocument:
         options = self._options
         kafka = self._kafka()
         found = kafka.live(options.subscription, with_ids=True)
         live = found.partitions
         self._check_missing(found, frozenset())
         state = starting_state(options, kafka, live)
-        logger.info(
-            "Initial assignment over %d slots: %s", state.num_slots, describe_assignment(state)
-        )
+        _log_assignment("Initial assignment", state)
         ids = carried_topic_ids({}, found.topic_ids, {tp.topic for tp in live})
-        return SlotsDocument(state, topic_ids=ids).to_dict()
+        return SlotsDocument(state, topic_ids=ids)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         """``maxOffsetsPerTrigger`` as a row cap, else ``minOffsetsPerTrigger``, else all.
@@ -330,15 +337,21 @@ def _report(losses: Iterable[DataLoss]) -> None:
 
 
 def _log_rebalance(current: OffsetState, result: Rebalance) -> None:
-    if result.moved or result.added or result.removed or (
-        result.state.num_slots != current.num_slots
+    if (
+        result.moved
+        or result.added
+        or result.removed
+        or (result.state.num_slots != current.num_slots)
     ):
-        logger.info(
-            "Reader slots %d -> %d (moved %d, joined %d, left %d): %s",
-            current.num_slots,
-            result.state.num_slots,
-            len(result.moved),
-            len(result.added),
-            len(result.removed),
-            describe_assignment(result.state),
+        _log_assignment(
+            f"Reader slots {current.num_slots} -> {result.state.num_slots} (moved "
+            f"{len(result.moved)}, joined {len(result.added)}, left {len(result.removed)})",
+            result.state,
         )
+
+
+def _log_assignment(what: str, state: OffsetState) -> None:
+    """Log the summary at INFO and the whole list at DEBUG: one line each, short at any size."""
+    logger.info("%s: %s", what, summarize_assignment(state))
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug("%s, by slot: %s", what, describe_assignment(state))

@@ -7,6 +7,7 @@ these check the wiring: what the reader asks Kafka, what it hands back to Spark 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Mapping
 
 import pytest
@@ -102,9 +103,7 @@ def test_the_row_cap_is_shared_and_the_rest_stays_as_backlog() -> None:
 
 
 def test_below_the_minimum_the_trigger_is_skipped() -> None:
-    stream = reader(
-        KafkaAnswers({P0: 5, P1: 4}), minOffsetsPerTrigger="100", maxTriggerDelay="1h"
-    )
+    stream = reader(KafkaAnswers({P0: 5, P1: 4}), minOffsetsPerTrigger="100", maxTriggerDelay="1h")
     stream._last_trigger_ms = 1e15  # the last batch was just now
     start = start_of({P0: 0, P1: 4})
     assert stream.latestOffset(start, ReadMaxRows(2**63 - 1)) is start
@@ -146,3 +145,40 @@ def test_a_typo_fails_once_missing_topic_timeout_has_passed(
     clock[0] += 31
     with pytest.raises(MissingTopicError, match="ordres"):
         stream.latestOffset(start, ReadAllAvailable())
+
+
+class StartAnswers:
+    """What the brokers answer when a query starts: its partitions and their ends."""
+
+    def __init__(self, ends: Mapping[TopicPartition, int]) -> None:
+        self.ends = dict(ends)
+        self.asked = 0
+
+    def live(self, subscription: object, with_ids: bool = False) -> LiveTopics:
+        """Answer as :meth:`KafkaMetadata.live`, counting the calls."""
+        self.asked += 1
+        return LiveTopics(frozenset(self.ends), {tp.topic: "ID1" for tp in self.ends}, ())
+
+    def latest(self, partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
+        """Answer as :meth:`KafkaMetadata.latest`."""
+        return {tp: self.ends[tp] for tp in partitions}
+
+
+def test_the_start_of_a_new_query_is_looked_up_and_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    kafka = StartAnswers({P0: 10, P1: 20})
+    stream = reader(kafka, startingOffsets="latest", parallelism="2")  # type: ignore[arg-type]
+    connector_logger = logging.getLogger("connector")  # it does not propagate to the root
+    connector_logger.addHandler(caplog.handler)
+    try:
+        first = stream.initialOffset()
+        kafka.ends = {P0: 99, P1: 99}  # records arrive before Spark asks again
+        second = stream.initialOffset()
+    finally:
+        connector_logger.removeHandler(caplog.handler)
+    assert first == second
+    assert SlotsDocument.from_dict(first).state.offsets() == {P0: 10, P1: 20}
+    assert kafka.asked == 1
+    logged = [r.getMessage() for r in caplog.records if "assignment" in r.getMessage()]
+    assert logged == ["Initial assignment: 2 partitions over 2 slots, 1 each"]
