@@ -197,7 +197,11 @@ def publish(
     listener = MetricsListener(sinks, exporter)
     if port is not None:
         listener.port = exporter.serve(port, host)
-    return listener.listen(spark)
+    try:
+        return listener.listen(spark)
+    except BaseException:
+        exporter.close()  # no endpoint left serving for a listener that never listened
+        raise
 
 
 def log_progress(spark: SparkSession, log: logging.Logger | None = None) -> MetricsListener:
