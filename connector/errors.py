@@ -25,6 +25,8 @@ __all__ = [
     "CheckpointOffsetError",
     "SinkInputError",
     "KafkaWriteError",
+    "MissingExtraError",
+    "MetricsEndpointError",
 ]
 
 
@@ -169,3 +171,21 @@ class KafkaWriteError(KafkaSourceError):
     def __init__(self, message: str, kafka_error: object | None = None) -> None:
         self.kafka_error = kafka_error
         super().__init__(message)
+
+
+class MissingExtraError(KafkaSourceError, ImportError):
+    """An optional feature was used without the extra that installs its dependency.
+
+    ``extra`` is the name of the extra, as in ``pip install 'kafka-rescalable[<extra>]'``.
+    """
+
+    def __init__(self, message: str, extra: str) -> None:
+        self.extra = extra
+        super().__init__(message)
+
+
+class MetricsEndpointError(KafkaSourceError, OSError):
+    """The metrics' HTTP endpoint could not listen on the address and port it was given.
+
+    The message names both and says how to pick others; ``__cause__`` is the socket error.
+    """
