@@ -87,6 +87,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._documents = CheckpointedDocuments()
         self._planned: SlotsDocument | None = None  # the end of the batch planned last
         self._missing = MissingTopicWatch()
+        self._initial: SlotsDocument | None = None  # what initialOffset answered first
 
     def __getstate__(self) -> dict[str, Any]:
         """Ship the reader to executors without its live Kafka clients or cached documents."""
@@ -94,6 +95,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         state["_metadata"] = None
         state["_documents"] = CheckpointedDocuments()  # executors never plan: ship none
         state["_planned"] = None
+        state["_initial"] = None
         return state
 
     def _kafka(self) -> KafkaMetadata:
@@ -102,7 +104,19 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._metadata
 
     def initialOffset(self) -> dict:
-        """Resolve ``startingOffsets`` for the partitions that exist when the query starts."""
+        """Resolve the starting options for the partitions that exist when the query starts.
+
+        Spark asks twice for a new query's first batch: when it plans the batch (the start of
+        ``latestOffset``) and again when it runs it (the start of ``partitions``). The first
+        answer is kept and given again, so both are one position: ``latest`` or a consumer
+        group's offsets (``startingOffsetsFromGroup``) may have moved in between, and the
+        batch would then skip, or read twice, the records in between.
+        """
+        if self._initial is None:
+            self._initial = self._resolve_initial()
+        return self._documents.to_dict(self._initial)
+
+    def _resolve_initial(self) -> SlotsDocument:
         options = self._options
         kafka = self._kafka()
         found = kafka.live(options.subscription, with_ids=True)
@@ -113,7 +127,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             "Initial assignment over %d slots: %s", state.num_slots, describe_assignment(state)
         )
         ids = carried_topic_ids({}, found.topic_ids, {tp.topic for tp in live})
-        return SlotsDocument(state, topic_ids=ids).to_dict()
+        return SlotsDocument(state, topic_ids=ids)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         """``maxOffsetsPerTrigger`` as a row cap, else ``minOffsetsPerTrigger``, else all.
