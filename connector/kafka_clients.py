@@ -1,9 +1,9 @@
 """Every Kafka client the connector opens is built here, so the defaults live in one place.
 
-Five roles use Kafka: the driver's metadata client (a consumer that never fetches, plus an
-admin client for topic ids), the event-time probe, the group committer of
-``commitOffsetsToGroup``, the group reader of ``startingOffsetsFromGroup``, and the
-executors' range readers. They share the user's ``kafka.*``
+Four roles use Kafka: the driver's metadata client (a consumer that never fetches, plus an
+admin client for topic ids and the committed offsets ``startingOffsetsFromGroup`` reads), the
+event-time probe, the group committer of ``commitOffsetsToGroup``, and the executors' range
+readers. They share the user's ``kafka.*``
 settings and three defaults of ours:
 
 - ``isolation.level`` is ``read_uncommitted`` unless set, as in Kafka's Java client and so in
@@ -41,7 +41,6 @@ __all__ = [
     "executor_config",
     "executor_consumer",
     "group_committer",
-    "group_reader",
     "lend_executor_consumer",
     "librdkafka_logger",
     "probe_consumer",
@@ -202,25 +201,6 @@ def group_committer(options: KafkaSourceOptions, group: str) -> Any:
             "group.id": group,
             "enable.auto.commit": False,
             "logger": librdkafka_logger,
-        }
-    )
-
-
-def group_reader(options: KafkaSourceOptions, group: str, errors: ClientErrors) -> Any:
-    """Open a consumer that only reads ``group``'s committed offsets: it never subscribes.
-
-    Without a subscription it never joins the group, so the group's members (the application
-    being moved, if it still runs) are not rebalanced, and nothing is committed to it.
-    """
-    from confluent_kafka import Consumer
-
-    return Consumer(
-        {
-            **_common(options),
-            "group.id": group,
-            "enable.auto.commit": False,
-            "logger": librdkafka_logger,
-            "error_cb": errors,
         }
     )
 

@@ -178,18 +178,15 @@ def test_the_inspector_continues_a_builtin_query_with_no_record_lost_or_read_twi
     create_topic(kafka_bootstrap, topic_name, partitions=2)
     produced = produce(kafka_bootstrap, topic_name, spread(2, 15, "a"))
     theirs, their_checkpoint = tmp_path / "builtin", tmp_path / "builtin-checkpoint"
-    builtin = (
-        spark.readStream.format(BUILTIN_FORMAT)
-        .option("kafka.bootstrap.servers", kafka_bootstrap)
-        .option("subscribe", topic_name)
-        .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", "12")
-        .load()
-        .writeStream.format("parquet")
-        .option("path", str(theirs))
-        .option("checkpointLocation", str(their_checkpoint))
-        .trigger(availableNow=True)
-        .start()
+    builtin = start_parquet_stream(
+        spark,
+        kafka_bootstrap,
+        topic_name,
+        theirs,
+        their_checkpoint,
+        available_now=True,
+        fmt=BUILTIN_FORMAT,
+        maxOffsetsPerTrigger="12",
     )
     run_available_now(builtin)
     assert committed_batches(their_checkpoint) >= 3, "the built-in query read in one batch"

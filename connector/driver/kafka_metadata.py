@@ -37,13 +37,7 @@ from connector.errors import (
     KafkaAuthorizationError,
     KafkaMetadataError,
 )
-from connector.kafka_clients import (
-    ClientErrors,
-    admin_client,
-    driver_consumer,
-    group_reader,
-    serve_events,
-)
+from connector.kafka_clients import ClientErrors, admin_client, driver_consumer, serve_events
 from state import TopicPartition
 from state.batch_boundary import KafkaNow
 from state.partitions import describe_partitions
@@ -299,9 +293,11 @@ class KafkaMetadata:
     ) -> dict[TopicPartition, int]:
         """Return the offsets ``group`` committed; partitions without one are left out.
 
-        Asked with a consumer of that ``group.id`` that never subscribes, so it never joins the
-        group (its members are not rebalanced) and never commits (``enable.auto.commit`` off).
-        Under ``read_committed`` Kafka waits for offsets still inside an open transaction.
+        Asked through the admin client, not a consumer of the group: nothing joins the group
+        (its members, if some still run, are not rebalanced) and nothing is committed to it.
+        Under ``read_committed``, an offset still inside an open transaction is waited for.
+        A consumer's ``committed()`` would only time out where the principal may not describe
+        the group; the admin client says so.
 
         Raises
         ------
@@ -312,27 +308,30 @@ class KafkaMetadata:
         """
         if not partitions:
             return {}
-        from confluent_kafka import KafkaException
+        from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-        request = [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]
-        reader = group_reader(self._options, group, self._errors)
+        asked = ConsumerGroupTopicPartitions(
+            group, [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]
+        )
+        stable = self._options.kafka_settings.get("isolation.level") == "read_committed"
 
         def call(_: Any, timeout: float) -> dict[TopicPartition, int]:
+            if self._admin is None:
+                self._admin = admin_client(self._options, self._errors)
+            futures = self._admin.list_consumer_group_offsets(
+                [asked], request_timeout=timeout, require_stable=stable
+            )
             try:
-                found = _offsets(reader.committed(request, timeout=timeout), partitions)
+                answer = futures[group].result()
             except KafkaException as exc:
                 if getattr(kafka_error_of(exc), "code", lambda: None)() == _GROUP_FORBIDDEN:
                     raise group_not_authorized(group, self._options) from exc
                 raise
-            finally:
-                serve_events(reader)
+            found = _offsets(answer.topic_partitions, partitions)
             return {tp: offset for tp, offset in found.items() if offset >= 0}
 
-        try:
-            return self._retry(f"read the offsets consumer group '{group}' committed", call)
-        finally:
-            reader.close()
+        return self._retry(f"read the offsets consumer group '{group}' committed", call)
 
     def _client(self) -> Any:
         """Return the live client; using a closed ``KafkaMetadata`` is a bug, said plainly."""
