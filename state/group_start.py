@@ -108,8 +108,9 @@ def start_from_group(
         )
         losses.append(
             _loss(
-                f"consumer group '{group}' committed offsets whose records are gone: {shown}. "
-                "Retention deleted them before the group read them",
+                f"consumer group '{group}' ('startingOffsetsFromGroup') committed offsets whose "
+                f"records are gone: {shown}. Retention (or a deletion of records) removed them "
+                "before the group read them",
                 group,
                 below,
                 fail_on_data_loss,
@@ -122,8 +123,8 @@ def start_from_group(
         )
         losses.append(
             _loss(
-                f"consumer group '{group}' committed offsets past the end of their partitions: "
-                f"{shown}. The topic was probably deleted and re-created since the group "
+                f"consumer group '{group}' ('startingOffsetsFromGroup') committed offsets past "
+                f"the end of their partitions: {shown}. The topic was probably deleted and re-created since the group "
                 "committed (or the offsets were committed on another cluster), so they do not "
                 "say what of this topic was read; starting at the end would skip its records",
                 group,

@@ -30,7 +30,7 @@ def resolve_start(
     partitions: Collection[TopicPartition],
     metadata: KafkaMetadata,
 ) -> dict[TopicPartition, int]:
-    """Where a query without a checkpoint, or a batch read, starts each of ``partitions``.
+    """Return where a query without a checkpoint, or a batch read, starts each partition.
 
     With ``startingOffsetsFromGroup``, the group's committed offsets, and ``startingOffsets``
     (or a timestamp option) only for the partitions the group has no committed offset for: a

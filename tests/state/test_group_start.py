@@ -55,7 +55,7 @@ def test_a_commit_below_the_earliest_offset_is_data_loss_naming_partition_and_gr
     assert loss.fatal
     assert "consumer group 'legacy'" in loss.message
     assert "a-0: committed offset 4, but its records start at 10 now" in loss.message
-    assert "Retention deleted them" in loss.message
+    assert "('startingOffsetsFromGroup')" in loss.message and "Retention" in loss.message
     assert "Set 'failOnDataLoss' to false" in loss.message
     assert "--group legacy --reset-offsets --to-earliest --topic a:0 --execute" in loss.message
 
