@@ -1,8 +1,9 @@
 """Every Kafka client the connector opens is built here, so the defaults live in one place.
 
 Four roles use Kafka: the driver's metadata client (a consumer that never fetches, plus an
-admin client for topic ids), the event-time probe, the group committer of
-``commitOffsetsToGroup``, and the executors' range readers. They share the user's ``kafka.*``
+admin client for topic ids and the committed offsets ``startingOffsetsFromGroup`` reads), the
+event-time probe, the group committer of ``commitOffsetsToGroup``, and the executors' range
+readers. They share the user's ``kafka.*``
 settings and three defaults of ours:
 
 - ``isolation.level`` is ``read_uncommitted`` unless set, as in Kafka's Java client and so in

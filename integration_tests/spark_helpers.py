@@ -76,11 +76,12 @@ def start_parquet_stream(
     output: Path,
     checkpoint: Path,
     available_now: bool = False,
+    fmt: str = OUR_FORMAT,
     **options: str,
 ) -> StreamingQuery:
-    """Our source from the earliest offsets into a Parquet sink (exactly-once by its log)."""
+    """Our source (or ``fmt``) from the earliest offsets into Parquet (exactly-once by its log)."""
     writer = (
-        kafka_stream(spark, bootstrap, subscribe, **options)
+        kafka_stream(spark, bootstrap, subscribe, fmt, **options)
         .writeStream.format("parquet")
         .option("path", str(output))
         .option("checkpointLocation", str(checkpoint))

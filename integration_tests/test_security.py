@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql import SparkSession
 
 from connector.testing.local_cluster import LocalKafkaCluster
@@ -185,3 +186,25 @@ def _java_env() -> dict[str, str]:
     env.setdefault("PYSPARK_PYTHON", sys.executable)
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     return env
+
+
+def test_a_principal_without_describe_on_the_start_group_is_told_the_group(
+    spark: SparkSession, secured: LocalKafkaCluster, topic_name: str
+) -> None:
+    positions = filled_topic(secured, topic_name, readers=("alice",))
+    group = f"legacy-{topic_name}"
+    # The application's commit, over PLAINTEXT (a super user's listener here).
+    owner = Consumer({"bootstrap.servers": secured.bootstrap_for("PLAINTEXT"), "group.id": group})
+    owner.commit(offsets=[TopicPartition(topic_name, 0, 3)], asynchronous=False)
+    owner.close()
+    options = source_options(secured, "SASL_PLAINTEXT", "PLAIN", "alice", ALICE_PASSWORD)
+    options["startingOffsetsFromGroup"] = group
+    text = error_of_batch_read(spark, options, topic_name)
+    assert "KafkaAuthorizationError" in text
+    assert f"not authorized to read the committed offsets of consumer group '{group}'" in text
+    assert f"--operation DESCRIBE --group {group}" in text and "User:alice" in text
+
+    secured.allow_read("alice", group=group, operations=("DESCRIBE",))
+    rows = spark.read.format(OUR_FORMAT).options(**options).option("subscribe", topic_name).load()
+    read = sorted((r.partition, r.offset) for r in rows.collect())
+    assert read == sorted(p for p in positions if p[0] != 0 or p[1] >= 3)

@@ -12,6 +12,8 @@ the lists can be redistributed when the number of slots changes (Flink's FLIP-8 
 - ``state.batch_edges``: a batch's start clipped to its end, and the backlog its end leaves.
 - ``state.admission``: the row cap shared among partitions by backlog.
 - ``state.missing_topics``: subscribed topics that do not exist, and since when.
+- ``state.group_start``: :func:`start_from_group`, where ``startingOffsetsFromGroup`` starts
+  each partition (committed offsets, the fallback, offsets out of range).
 - ``state.planning``: :func:`plan_tasks`, the tasks of one micro-batch.
 - ``state.topic_identity``: :func:`recreated_topics`, topic ids across batches.
 - ``state.assignment_text``: the summary and the full list of an assignment, for logs.

@@ -33,7 +33,13 @@ from typing import Any, Final
 
 from state.errors import ForeignCheckpointError, OffsetDocumentError
 from state.offset_state import OffsetState, _sorted
-from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, _partition_offset
+from state.partitions import (
+    MAX_OFFSET,
+    MAX_PARTITION,
+    PartitionOffset,
+    TopicPartition,
+    _partition_offset,
+)
 
 __all__ = ["SLOTS_DOCUMENT_VERSION", "SUPPORTED_VERSIONS", "SlotsDocument"]
 
@@ -50,9 +56,6 @@ _RESERVED: Final = frozenset({"version", "slots", TOPIC_IDS_KEY})
 # Canonical decimal only: "01" or "+1" would name partition 1 a second way, and str.isdigit
 # accepts non-ASCII digits.
 _PARTITION_KEY: Final = re.compile(r"0|[1-9][0-9]*")
-# Foreign offsets are quoted in the error message up to this length; the full JSON is kept
-# on the exception.
-_QUOTE_LIMIT: Final = 2000
 
 
 @dataclass(frozen=True)
@@ -300,7 +303,8 @@ def _read_sub_state(topic: str, key: object, offset: object, path: str) -> Parti
 
 def _foreign(data: Mapping[str, Any]) -> ForeignCheckpointError:
     """Explain a document this connector did not write, with the way forward."""
-    if data and all(_is_spark_partition_offsets(value) for value in data.values()):
+    offsets = _spark_kafka_offsets(data)
+    if offsets is not None:
         starting = json.dumps(
             {
                 topic: {str(p): o for p, o in partitions.items()}
@@ -308,15 +312,17 @@ def _foreign(data: Mapping[str, Any]) -> ForeignCheckpointError:
             },
             separators=(",", ":"),
         )
-        quoted = starting if len(starting) <= _QUOTE_LIMIT else starting[:_QUOTE_LIMIT] + "..."
         msg = (
             "this checkpoint offset was written by Spark's built-in Kafka source (or another "
             "source): it maps topics to partition offsets and has no 'version', while this "
             "connector checkpoints offsets per reader slot, so it cannot resume this "
-            "checkpoint. Start the query with a new checkpoint directory; to continue from "
-            f"the same position, set the option startingOffsets to {quoted}"
+            "checkpoint. Start the query with a new checkpoint directory; to continue where "
+            "the other query stopped, with no record lost or read twice, set the option "
+            "startingOffsets to what 'kafka-rescalable-inspect <checkpoint> --starting-offsets' "
+            "prints: the end of its last committed batch (this offset may be the end of a batch "
+            "that was never committed)"
         )
-        return ForeignCheckpointError(msg, starting)
+        return ForeignCheckpointError(msg, starting, offsets)
     keys = ", ".join(repr(key) for key in sorted(map(str, data))) or "none"
     msg = (
         "this checkpoint offset has no 'version' and no 'slots' (top-level keys: "
@@ -327,15 +333,27 @@ def _foreign(data: Mapping[str, Any]) -> ForeignCheckpointError:
     return ForeignCheckpointError(msg)
 
 
-def _is_spark_partition_offsets(value: object) -> bool:
-    return (
-        isinstance(value, Mapping)
-        and bool(value)
-        and all(
-            isinstance(key, str) and isinstance(offset, int) and not isinstance(offset, bool)
-            for key, offset in value.items()
-        )
-    )
+def _spark_kafka_offsets(data: Mapping[str, Any]) -> dict[TopicPartition, int] | None:
+    """Read Spark's built-in Kafka offsets, ``{"<topic>": {"<partition>": <next offset>}}``.
+
+    ``None`` when ``data`` is anything else: a key that is no partition number, an offset
+    Kafka cannot hold, a topic without partitions.
+    """
+    offsets = {}
+    for topic, partitions in data.items():
+        if not isinstance(topic, str) or not topic or not isinstance(partitions, Mapping):
+            return None
+        if not partitions:
+            return None
+        for key, offset in partitions.items():
+            if not isinstance(key, str) or not _PARTITION_KEY.fullmatch(key):
+                return None
+            if isinstance(offset, bool) or not isinstance(offset, int):
+                return None
+            if int(key) > MAX_PARTITION or not 0 <= offset <= MAX_OFFSET:
+                return None
+            offsets[TopicPartition(topic, int(key))] = offset
+    return offsets or None
 
 
 class _JsonObject(dict[str, Any]):

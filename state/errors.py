@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from state.partitions import TopicPartition
 
 __all__ = [
@@ -73,17 +75,28 @@ class ForeignCheckpointError(OffsetDocumentError):
     reason : str
         The explanation and the advice.
     starting_offsets : str or None
-        When the document holds Kafka offsets in Spark's per-topic form, that JSON, ready for
-        the ``startingOffsets`` option of a new query; ``None`` otherwise.
+        When the document holds Kafka offsets in Spark's per-topic form, that JSON in the
+        ``startingOffsets`` option's form; ``None`` otherwise. They are the offsets of this
+        document, whose batch may never have been committed: the offsets that continue a
+        query are those of its last committed batch (``kafka-rescalable-inspect
+        <checkpoint> --starting-offsets``).
+    offsets : Mapping[TopicPartition, int] or None
+        The same offsets as values, next offset per partition.
     """
 
-    def __init__(self, reason: str, starting_offsets: str | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        starting_offsets: str | None = None,
+        offsets: Mapping[TopicPartition, int] | None = None,
+    ) -> None:
         super().__init__(reason)
         self.starting_offsets = starting_offsets
+        self.offsets = offsets
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Rebuild from the constructor's arguments, which are not ``self.args``."""
-        return type(self), (self.reason, self.starting_offsets)
+        return type(self), (self.reason, self.starting_offsets, self.offsets)
 
 
 class DuplicatePartitionError(StateError, ValueError):

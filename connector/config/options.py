@@ -64,6 +64,7 @@ class KafkaSourceOptions:
     bootstrap_servers: str
     kafka_settings: Mapping[str, str]
     starting: OffsetBound
+    starting_offsets_from_group: str | None
     ending: OffsetBound | None
     fail_on_data_loss: bool
     include_headers: bool

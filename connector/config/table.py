@@ -148,6 +148,14 @@ OPTIONS: Final[tuple[Option, ...]] = (
         overridden_by=("startingTimestamp", "startingOffsetsByTimestamp"),
     ),
     Option(
+        "startingOffsetsFromGroup",
+        "starting_offsets_from_group",
+        NonBlank(
+            "it is empty; give the consumer group id whose committed offsets the query "
+            "starts from"
+        ),
+    ),
+    Option(
         "endingOffsets",
         None,
         parse_offsets,

@@ -1,4 +1,8 @@
-"""``spark.read``: one bounded read between ``startingOffsets`` and ``endingOffsets``."""
+"""``spark.read``: one bounded read between ``startingOffsets`` and ``endingOffsets``.
+
+``startingOffsetsFromGroup`` works here too, as Flink's committed-offsets initializer does for
+bounded reads: a batch read from where a consumer group stopped to the end of the topics.
+"""
 
 from __future__ import annotations
 
@@ -43,11 +47,13 @@ class KafkaBatchReader(DataSourceReader):
             start_state = starting_state(options, metadata, live)
             end = resolve_bound(options.ending, "endingOffsets", live, metadata)
         start = start_state.offsets()
+        group = options.starting_offsets_from_group
+        source = f" (with startingOffsetsFromGroup '{group}')" if group else ""
         for tp in sorted(live):
             if end[tp] < start[tp]:
                 msg = (
                     f"{tp.topic}-{tp.partition}: ending offset {end[tp]} is before starting "
-                    f"offset {start[tp]}; the end must not precede the start"
+                    f"offset {start[tp]}{source}; the end must not precede the start"
                 )
                 raise InvalidOptionError("endingOffsets", msg)
         return plan_input_partitions(start_state, start_state.with_offsets(end), options)

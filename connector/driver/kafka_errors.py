@@ -18,6 +18,7 @@ from connector.errors import (
 __all__ = [
     "authentication_failed",
     "gave_up",
+    "group_not_authorized",
     "is_retriable",
     "kafka_error_of",
     "not_authorized",
@@ -129,3 +130,16 @@ def not_authorized(
         f"--operation {operation} --topic {topics[0]}"
     )
     return KafkaAuthorizationError(msg, topics, operation)
+
+
+def group_not_authorized(group: str, options: KafkaSourceOptions) -> KafkaAuthorizationError:
+    """Explain a missing ``DESCRIBE`` ACL on the group ``startingOffsetsFromGroup`` names."""
+    user = options.kafka_settings.get("sasl.username")
+    who = f"User:{user}" if user else "the connector's principal"
+    msg = (
+        f"not authorized to read the committed offsets of consumer group '{group}' "
+        f"('startingOffsetsFromGroup'): {who} lacks the DESCRIBE permission on the group. "
+        f"Grant it, e.g. kafka-acls --add --allow-principal {who if user else 'User:<name>'} "
+        f"--operation DESCRIBE --group {group}"
+    )
+    return KafkaAuthorizationError(msg, (), "DESCRIBE")

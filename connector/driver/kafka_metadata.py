@@ -1,5 +1,9 @@
 """Driver side: which partitions a subscription covers and where they start and end.
 
+The module is long because every lookup the driver makes lives in it: they share one retry
+loop (:meth:`KafkaMetadata._retry`), and a lookup outside it would not ride through leader
+changes and broker restarts.
+
 Every offset lookup for a batch is one Kafka ListOffsets lookup covering all partitions
 (librdkafka groups it per leader broker), never one request per partition: planning cost must
 stay flat as topics grow to thousands of partitions.
@@ -23,6 +27,7 @@ from connector.config.options import AssignPartitions, KafkaSourceOptions, Subsc
 from connector.driver.kafka_errors import (
     authentication_failed,
     gave_up,
+    group_not_authorized,
     is_retriable,
     kafka_error_of,
     not_authorized,
@@ -54,6 +59,7 @@ EARLIEST_TIMESTAMP: Final = -2
 """Kafka's ListOffsets timestamp for the first offset still present in a partition."""
 
 _TOPIC_AUTHORIZATION_FAILED: Final = 29
+_GROUP_FORBIDDEN: Final = 30  # GROUP_AUTHORIZATION_FAILED
 _UNKNOWN_TOPIC: Final = frozenset({3, 100})  # UNKNOWN_TOPIC_OR_PART, UNKNOWN_TOPIC_ID
 _MAX_ATTEMPT_S: Final = 5.0
 _NO_TOPIC_ID: Final = "AAAAAAAAAAAAAAAAAAAAAA"  # Kafka's all-zero id, printed in base64
@@ -276,24 +282,56 @@ class KafkaMetadata:
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
         request = [KafkaTopicPartition(tp.topic, tp.partition, ts) for tp, ts in timestamps.items()]
-        ours = {(tp.topic, tp.partition): tp for tp in timestamps}
 
         def call(client: Any, timeout: float) -> dict[TopicPartition, int]:
-            found = client.offsets_for_times(request, timeout=timeout)
-            failed = [ktp for ktp in found if ktp.error is not None]
-            if failed:
-                shown = ", ".join(
-                    f"{ktp.topic}-{ktp.partition}: {ktp.error.str()}" for ktp in failed[:5]
-                )
-                more = f" and {len(failed) - 5} more partitions" if len(failed) > 5 else ""
-                raise KafkaMetadataError(f"{shown}{more}", failed[0].error)
-            offsets = {ours[(ktp.topic, ktp.partition)]: ktp.offset for ktp in found}
-            if len(offsets) != len(ours):
-                missing = describe_partitions([tp for tp in ours.values() if tp not in offsets])
-                raise KafkaMetadataError(f"no offset came back for {missing}")
-            return offsets
+            return _offsets(client.offsets_for_times(request, timeout=timeout), timestamps)
 
         return self._retry(f"list offsets of {_first_partitions(timestamps)}", call)
+
+    def committed(
+        self, group: str, partitions: Collection[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """Return the offsets ``group`` committed; partitions without one are left out.
+
+        Asked through the admin client, not a consumer of the group: nothing joins the group
+        (its members, if some still run, are not rebalanced) and nothing is committed to it.
+        Under ``read_committed``, an offset still inside an open transaction is waited for.
+        A consumer's ``committed()`` would only time out where the principal may not describe
+        the group; the admin client says so.
+
+        Raises
+        ------
+        KafkaAuthorizationError
+            When the principal may not describe the group.
+        KafkaMetadataError
+            When the lookup still fails once the retries are spent.
+        """
+        if not partitions:
+            return {}
+        from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+        from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+        asked = ConsumerGroupTopicPartitions(
+            group, [KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions]
+        )
+        stable = self._options.kafka_settings.get("isolation.level") == "read_committed"
+
+        def call(_: Any, timeout: float) -> dict[TopicPartition, int]:
+            if self._admin is None:
+                self._admin = admin_client(self._options, self._errors)
+            futures = self._admin.list_consumer_group_offsets(
+                [asked], request_timeout=timeout, require_stable=stable
+            )
+            try:
+                answer = futures[group].result()
+            except KafkaException as exc:
+                if getattr(kafka_error_of(exc), "code", lambda: None)() == _GROUP_FORBIDDEN:
+                    raise group_not_authorized(group, self._options) from exc
+                raise
+            found = _offsets(answer.topic_partitions, partitions)
+            return {tp: offset for tp, offset in found.items() if offset >= 0}
+
+        return self._retry(f"read the offsets consumer group '{group}' committed", call)
 
     def _client(self) -> Any:
         """Return the live client; using a closed ``KafkaMetadata`` is a bug, said plainly."""
@@ -365,6 +403,28 @@ class KafkaMetadata:
                 continue
             serve_events(client)
             return result
+
+
+def _offsets(found: list[Any], asked: Collection[TopicPartition]) -> dict[TopicPartition, int]:
+    """Read one offset per asked partition from a confluent-kafka answer, or fail naming them.
+
+    Raises
+    ------
+    KafkaMetadataError
+        Naming the partitions that failed (the first five) and the first Kafka error, or the
+        partitions for which no offset came back.
+    """
+    failed = [ktp for ktp in found if ktp.error is not None]
+    if failed:
+        shown = ", ".join(f"{ktp.topic}-{ktp.partition}: {ktp.error.str()}" for ktp in failed[:5])
+        more = f" and {len(failed) - 5} more partitions" if len(failed) > 5 else ""
+        raise KafkaMetadataError(f"{shown}{more}", failed[0].error)
+    ours = {(tp.topic, tp.partition): tp for tp in asked}
+    offsets = {ours[(ktp.topic, ktp.partition)]: ktp.offset for ktp in found}
+    if len(offsets) != len(ours):
+        missing = describe_partitions([tp for tp in ours.values() if tp not in offsets])
+        raise KafkaMetadataError(f"no offset came back for {missing}")
+    return offsets
 
 
 def _first_partitions(partitions: Collection[TopicPartition]) -> str:

@@ -12,7 +12,7 @@ from connector._logging import logger
 from connector.config.options import KafkaSourceOptions
 from connector.driver.cluster_cores import application_cores
 from connector.driver.kafka_metadata import KafkaMetadata
-from connector.driver.positions import check_assigned, resolve_bound
+from connector.driver.positions import check_assigned, resolve_start
 from connector.executor.tasks import KafkaInputPartition
 from state import OffsetState, PartitionOffset, TopicPartition, plan_tasks, rebalance
 
@@ -65,14 +65,19 @@ def slot_count(options: KafkaSourceOptions, partition_count: int, current_slots:
 def starting_state(
     options: KafkaSourceOptions, metadata: KafkaMetadata, live: Collection[TopicPartition]
 ) -> OffsetState:
-    """Spread the ``live`` partitions at their ``startingOffsets`` over the first slots.
+    """Spread the ``live`` partitions at their starting offsets over the first slots.
+
+    The starting offsets are ``startingOffsets`` (or a timestamp option), or with
+    ``startingOffsetsFromGroup`` that group's committed offsets where it has some.
 
     Raises
     ------
     InvalidOptionError
         When ``assign`` or ``startingOffsets`` names partitions that do not exist.
+    DataLossError
+        When a group's committed offset is out of range under ``failOnDataLoss``.
     """
     check_assigned(options, live)
-    offsets = resolve_bound(options.starting, "startingOffsets", live, metadata)
+    offsets = resolve_start(options, live, metadata)
     sub_states = [PartitionOffset(tp.topic, tp.partition, o) for tp, o in offsets.items()]
     return rebalance(OffsetState.of([]), slot_count(options, len(live)), sub_states).state

@@ -83,8 +83,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._held: tuple[TopicPartition, ...] = ()
         self._documents = CheckpointedDocuments()
         self._planned: SlotsDocument | None = None  # the end of the batch planned last
-        self._initial: SlotsDocument | None = None  # the start of a query with no checkpoint
         self._missing = MissingTopicWatch()
+        self._initial: SlotsDocument | None = None  # what initialOffset answered first
 
     def __getstate__(self) -> dict[str, Any]:
         """Ship the reader to executors without its live Kafka clients or cached documents."""
@@ -101,17 +101,19 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._metadata
 
     def initialOffset(self) -> dict:
-        """Resolve ``startingOffsets`` for the partitions that exist when the query starts.
+        """Resolve the starting options for the partitions that exist when the query starts.
 
-        Spark asks twice when a query starts without a checkpoint (seen with pyspark 4.3):
-        the first answer is kept, so both calls give the same start (``latest`` could move
-        between them) and the start is looked up and logged once.
+        Spark asks twice for a new query's first batch: when it plans the batch (the start of
+        ``latestOffset``) and again when it runs it (the start of ``partitions``). The first
+        answer is kept and given again, so both are one position: ``latest`` or a consumer
+        group's offsets (``startingOffsetsFromGroup``) may have moved in between, and the
+        batch would then skip, or read twice, the records in between.
         """
         if self._initial is None:
-            self._initial = self._initial_document()
+            self._initial = self._resolve_initial()
         return self._documents.to_dict(self._initial)
 
-    def _initial_document(self) -> SlotsDocument:
+    def _resolve_initial(self) -> SlotsDocument:
         options = self._options
         kafka = self._kafka()
         found = kafka.live(options.subscription, with_ids=True)

@@ -2,12 +2,15 @@
 
 Usage::
 
-    python -m connector.inspect CHECKPOINT [--batch ID] [--diff FROM TO] [--json]
+    python -m connector.inspect CHECKPOINT [--batch ID | --diff FROM TO] [--json]
+    python -m connector.inspect CHECKPOINT --starting-offsets [--source KEY] [--json]
 
 Without options it describes the latest batch of the offset log; ``--batch`` another one;
 ``--diff`` how the assignment changed between two batches and how many records were read
-in between; ``--json`` prints the same as JSON. Errors (not a checkpoint, no offsets yet, a
-malformed document) are one line on stderr and exit code 2.
+in between; ``--starting-offsets`` prints the ``startingOffsets`` that continue the query
+(Spark's built-in ``kafka`` source's, or ours) in a new kafka-rescalable query: the end of
+its last committed batch. ``--json`` prints the same as JSON. Errors (not a checkpoint, no
+offsets yet, a malformed document) are one line on stderr and exit code 2.
 
 The package is split by role, and only :mod:`connector.inspect.reading` touches files:
 
@@ -15,10 +18,14 @@ The package is split by role, and only :mod:`connector.inspect.reading` touches 
   :func:`parse_offset_file`, :func:`classify_source`).
 - :mod:`~connector.inspect.diffing`: comparing them (:func:`slot_history`,
   :func:`diff_states`, :func:`diff_batches`).
+- :mod:`~connector.inspect.continuing`: where a new query continues
+  (:func:`~connector.inspect.continuing.continuation`; not re-exported here, to keep this
+  package's imports few).
 - :mod:`~connector.inspect.model`: the one JSON model of a result (:func:`batch_json`,
-  :func:`diff_json`); ``--json`` prints it as it is.
+  :func:`diff_json`, :func:`continuation_json`); ``--json`` prints it as it is.
 - :mod:`~connector.inspect.rendering`: the text view, written from that model
-  (:func:`batch_text`, :func:`diff_text`), so text and JSON always agree.
+  (:func:`batch_text`, :func:`diff_text`, :func:`continuation_text`), so text and JSON
+  always agree.
 - :mod:`~connector.inspect.cli`: :func:`main`.
 
 None of it needs Spark or Kafka.
@@ -38,7 +45,14 @@ from connector.inspect.diffing import (
     diff_states,
     slot_history,
 )
-from connector.inspect.model import BatchView, DiffView, batch_json, diff_json
+from connector.inspect.model import (
+    BatchView,
+    ContinuationView,
+    DiffView,
+    batch_json,
+    continuation_json,
+    diff_json,
+)
 from connector.inspect.reading import SUPPORTED_LOG_VERSIONS as SUPPORTED_LOG_VERSIONS
 from connector.inspect.reading import (
     BatchOffsets,
@@ -50,7 +64,13 @@ from connector.inspect.reading import (
     parse_offset_file,
     read_checkpoint,
 )
-from connector.inspect.rendering import batch_text, diff_text, render_batch, render_diff
+from connector.inspect.rendering import (
+    batch_text,
+    continuation_text,
+    diff_text,
+    render_batch,
+    render_diff,
+)
 
 __all__ = [
     "AssignmentDiff",
@@ -58,6 +78,7 @@ __all__ = [
     "BatchView",
     "CheckpointError",
     "CheckpointLog",
+    "ContinuationView",
     "DiffView",
     "PartitionMove",
     "PartitionPlacement",
@@ -69,6 +90,8 @@ __all__ = [
     "batch_json",
     "batch_text",
     "classify_source",
+    "continuation_json",
+    "continuation_text",
     "diff_batches",
     "diff_json",
     "diff_states",

@@ -13,10 +13,11 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
+from connector.inspect.continuing import continuation
 from connector.inspect.diffing import diff_batches
-from connector.inspect.model import batch_json, diff_json
+from connector.inspect.model import batch_json, continuation_json, diff_json
 from connector.inspect.reading import CheckpointError, read_checkpoint, reject_malformed
-from connector.inspect.rendering import batch_text, diff_text
+from connector.inspect.rendering import batch_text, continuation_text, diff_text
 
 PROG: Final = "python -m connector.inspect"
 EXIT_ERROR: Final = 2
@@ -28,7 +29,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         log = read_checkpoint(args.checkpoint)
-        if args.diff is not None:
+        if args.source is not None and not args.starting_offsets:
+            raise CheckpointError("--source goes with --starting-offsets")
+        if args.starting_offsets:
+            found = continuation_json(log, continuation(log, args.source))
+            output = json.dumps(found, indent=2) if args.json else continuation_text(found)
+        elif args.diff is not None:
             diff_view = diff_json(log, diff_batches(log, args.diff[0], args.diff[1]))
             output = json.dumps(diff_view, indent=2) if args.json else diff_text(diff_view)
         else:
@@ -54,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description=(
             "Show which reader slots own which Kafka partitions in a kafka-rescalable "
-            "checkpoint, for the latest batch, a chosen batch, or between two batches."
+            "checkpoint, for the latest batch, a chosen batch, or between two batches; or "
+            "print the startingOffsets that continue a checkpointed query (ours or Spark's "
+            "built-in kafka source's) in a new kafka-rescalable query."
         ),
     )
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the checkpointLocation")
@@ -66,6 +74,18 @@ def _parser() -> argparse.ArgumentParser:
         nargs=2,
         metavar=("FROM", "TO"),
         help="how the assignment changed from batch FROM to batch TO, and records read",
+    )
+    chosen.add_argument(
+        "--starting-offsets",
+        action="store_true",
+        help=(
+            "print the startingOffsets JSON that continues this query (Spark's built-in kafka "
+            "source or ours) in a new kafka-rescalable query: the end of its last committed "
+            "batch, one line per Kafka source when it has several"
+        ),
+    )
+    parser.add_argument(
+        "--source", metavar="KEY", help="with --starting-offsets: only this source (0, 1, ...)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     return parser

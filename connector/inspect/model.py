@@ -7,8 +7,9 @@ the two views cannot disagree: a fact missing from the JSON cannot reach the tex
 Being JSON values already, the model needs no conversion code that could drift:
 ``json.loads(json.dumps(view)) == view``.
 
-:func:`batch_json` and :func:`diff_json` build the two views from the values of
-:mod:`connector.inspect.reading` and :mod:`connector.inspect.diffing`.
+:func:`batch_json`, :func:`diff_json` and :func:`continuation_json` build the three views from
+the values of :mod:`connector.inspect.reading`, :mod:`connector.inspect.diffing` and
+:mod:`connector.inspect.continuing`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, NotRequired, TypedDict
 
 from connector.inspect._text import iso_time
+from connector.inspect.continuing import Continuation
 from connector.inspect.diffing import SlotRun, SourceDiff, slot_history
 from connector.inspect.reading import BatchOffsets, CheckpointLog, SourceOffset
 from state import PartitionOffset, TopicPartition
@@ -144,6 +146,38 @@ class DiffView(TypedDict):
 
     checkpoint: str
     diffs: list[SourceDiffEntry]
+
+
+class SourceStartEntry(TypedDict):
+    """One Kafka source's ``startingOffsets`` value; ``kind`` as in :class:`SourceEntry`."""
+
+    source: str
+    kind: str
+    startingOffsets: dict[str, dict[str, int]]
+
+
+class ContinuationView(TypedDict):
+    """The view of ``--starting-offsets``: where a new query continues each Kafka source."""
+
+    checkpoint: str
+    last_committed_batch: int
+    sources: list[SourceStartEntry]
+
+
+def continuation_json(log: CheckpointLog, found: Continuation) -> ContinuationView:
+    """Return the view of ``--starting-offsets`` for ``found`` (from ``log``)."""
+    return {
+        "checkpoint": str(log.path),
+        "last_committed_batch": found.batch_id,
+        "sources": [
+            {
+                "source": start.source_key,
+                "kind": start.kind.value,
+                "startingOffsets": start.starting_offsets(),
+            }
+            for start in found.sources
+        ],
+    }
 
 
 def batch_json(log: CheckpointLog, batch: BatchOffsets) -> BatchView:

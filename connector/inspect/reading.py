@@ -20,12 +20,20 @@ from pathlib import Path
 from typing import Any, Final
 
 from connector.inspect._text import id_ranges, quote
-from state import ForeignCheckpointError, KafkaRescalableError, OffsetDocumentError, SlotsDocument
+from state import (
+    ForeignCheckpointError,
+    KafkaRescalableError,
+    OffsetDocumentError,
+    SlotsDocument,
+    TopicPartition,
+)
 
 SUPPORTED_LOG_VERSIONS: Final = frozenset({1, 2})
 """Spark's offset log formats read here: ``v1`` (sources by position), ``v2`` (by name)."""
 
 _VOID_OFFSET: Final = "-"  # Spark's serialized "no offset" for a source
+BUILTIN_DETAIL: Final = "Spark's built-in Kafka source?"
+"""The detail of a source line that holds Kafka offsets in the built-in source's form."""
 
 
 class CheckpointError(KafkaRescalableError, ValueError):
@@ -66,6 +74,9 @@ class SourceOffset:
         The parsed document, for :attr:`SourceKind.SLOTS` only.
     detail : str or None
         Why the line is foreign or malformed, in words.
+    builtin_offsets : Mapping[TopicPartition, int] or None
+        For a line of Spark's built-in Kafka source (``{"orders": {"0": 5}}``), its next
+        offset per partition.
     """
 
     key: str
@@ -73,11 +84,19 @@ class SourceOffset:
     raw: str
     document: SlotsDocument | None = None
     detail: str | None = None
+    builtin_offsets: Mapping[TopicPartition, int] | None = None
 
     @property
     def label(self) -> str:
         """``source 0``, or ``source <name>`` in a ``v2`` log."""
         return f"source {self.key}"
+
+    @property
+    def kafka_offsets(self) -> dict[TopicPartition, int] | None:
+        """The next offset per Kafka partition of our source or the built-in one, else ``None``."""
+        if self.document is not None:
+            return self.document.state.offsets()
+        return None if self.builtin_offsets is None else dict(self.builtin_offsets)
 
 
 @dataclass(frozen=True)
@@ -129,11 +148,14 @@ class CheckpointLog:
     unreadable : Mapping[int, str]
         Batch files that could not be read at all (bad version line, no metadata), with why.
         Kept apart so one damaged file does not hide the rest of the history.
+    committed_ids : frozenset of int
+        The ids ``commits/`` holds, readable offset file or not.
     """
 
     path: Path
     batches: tuple[BatchOffsets, ...]
     unreadable: Mapping[int, str] = field(default_factory=dict)
+    committed_ids: frozenset[int] = frozenset()
 
     @property
     def latest(self) -> BatchOffsets:
@@ -258,11 +280,13 @@ def classify_source(key: str, raw: str) -> SourceOffset:
     try:
         return SourceOffset(key, SourceKind.SLOTS, raw, document=SlotsDocument.from_json(raw))
     except ForeignCheckpointError as error:
-        if error.starting_offsets is not None:
-            detail = "Spark's built-in Kafka source?"
+        if error.offsets is not None:
+            detail = BUILTIN_DETAIL
         else:
             detail = f"another source; top-level keys {_top_level_keys(raw)}"
-        return SourceOffset(key, SourceKind.FOREIGN, raw, detail=detail)
+        return SourceOffset(
+            key, SourceKind.FOREIGN, raw, detail=detail, builtin_offsets=error.offsets
+        )
     except OffsetDocumentError as error:
         try:
             value = json.loads(raw)
@@ -317,7 +341,7 @@ def read_checkpoint(path: str | Path) -> CheckpointLog:
         first = unreadable[ids[0]]
         msg = f"{root}: no batch of the offset log can be read; {first}"
         raise CheckpointError(msg)
-    return CheckpointLog(root, tuple(batches), unreadable)
+    return CheckpointLog(root, tuple(batches), unreadable, frozenset(committed))
 
 
 def reject_malformed(batch: BatchOffsets) -> None:

@@ -16,6 +16,7 @@ from connector.inspect._text import count, id_ranges, iso_time, quote
 from connector.inspect.diffing import SourceDiff
 from connector.inspect.model import (
     BatchView,
+    ContinuationView,
     DiffView,
     PartitionEntry,
     SlotRunEntry,
@@ -23,7 +24,7 @@ from connector.inspect.model import (
     batch_json,
     diff_json,
 )
-from connector.inspect.reading import BatchOffsets, CheckpointLog, SourceKind
+from connector.inspect.reading import BUILTIN_DETAIL, BatchOffsets, CheckpointLog, SourceKind
 from state import PartitionOffset, TopicPartition
 
 
@@ -78,6 +79,22 @@ def diff_text(view: DiffView) -> str:
                 f"({step['records']:+d}){note}"
             )
     return "\n".join(lines)
+
+
+def continuation_text(view: ContinuationView) -> str:
+    """Write the ``startingOffsets`` to pass on: the JSON alone for one source, else a line each.
+
+    Alone, it is ready for a shell:
+    ``startingOffsets="$(kafka-rescalable-inspect <checkpoint> --starting-offsets)"``;
+    several sources give ``source <key>: <JSON>`` lines (``--source`` picks one).
+    """
+    lines = [
+        (s["source"], json.dumps(s["startingOffsets"], separators=(",", ":")))
+        for s in view["sources"]
+    ]
+    if len(lines) == 1:
+        return lines[0][1]
+    return "\n".join(f"source {key}: {value}" for key, value in lines)
 
 
 def render_batch(log: CheckpointLog, batch: BatchOffsets) -> str:
@@ -136,7 +153,10 @@ def _source_lines(source: SourceEntry) -> list[str]:
         return [f"  {label}: no offset in this batch"]
     if source["kind"] != SourceKind.SLOTS.value:
         raw = quote(source["raw"].strip())
-        return [f"  {label}: not a kafka-rescalable document ({source['detail']}): {raw}"]
+        lines = [f"  {label}: not a kafka-rescalable document ({source['detail']}): {raw}"]
+        if source["detail"] == BUILTIN_DETAIL:
+            lines.append("    --starting-offsets prints the startingOffsets that continue it")
+        return lines
     lines = [
         f"  {label}: kafka-rescalable, {count(source['slot_count'], 'slot')}, "
         f"{count(source['partition_count'], 'partition')} (topic: partition@next offset)"

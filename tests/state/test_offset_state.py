@@ -171,7 +171,7 @@ def test_state_survives_pickling() -> None:
     "error",
     [
         OffsetDocumentError("bad offset", "slots[0]['t']['1']"),
-        ForeignCheckpointError("foreign", '{"t":{"0":1}}'),
+        ForeignCheckpointError("foreign", '{"t":{"0":1}}', {TP("t", 0): 1}),
         DuplicatePartitionError("twice", TP("t", 0)),
         UnknownPartitionError("unknown", TP("t", 0)),
         OffsetRegressionError(TP("t", 0), 5, 3),

@@ -188,6 +188,18 @@ def test_alignment_and_group_options() -> None:
         parse_options(lower({**BASE, "commitOffsetsToGroup": " "}), "stream")
 
 
+@pytest.mark.parametrize("mode", ["stream", "batch"])
+def test_starting_offsets_from_group_keeps_starting_offsets_as_the_fallback(mode: str) -> None:
+    options = {**BASE, "startingOffsetsFromGroup": " legacy-etl ",
+               "startingOffsets": '{"orders":{"2":-2}}'}
+    parsed = parse_options(lower(options), mode)  # type: ignore[arg-type]
+    assert parsed.starting_offsets_from_group == "legacy-etl"
+    assert parsed.starting.specific == {TopicPartition("orders", 2): -2}
+    assert parse_options(lower(BASE), mode).starting_offsets_from_group is None  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="'startingOffsetsFromGroup': it is empty"):
+        parse_options(lower({**BASE, "startingOffsetsFromGroup": ""}), mode)  # type: ignore[arg-type]
+
+
 def test_time_bounds_and_their_precedence() -> None:
     tp0 = TopicPartition("orders", 0)
     options = {

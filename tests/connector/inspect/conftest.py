@@ -6,8 +6,9 @@ are committed, written into a temporary checkpoint by :meth:`LogFiles.write`.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,3 +101,24 @@ def rescale_checkpoint(tmp_path: Path) -> Path:
 def named_checkpoint(tmp_path: Path) -> Path:
     """:func:`named_log`, written as a checkpoint."""
     return named_log().write(tmp_path / "checkpoint")
+
+
+@pytest.fixture
+def make_log(tmp_path: Path) -> Callable[..., Path]:
+    """Write a checkpoint: ``make_log({0: [source line, ...]}, committed={0})``; its path.
+
+    A batch given as a string is the file's whole text (a damaged file, say); ``header="v2"``
+    writes a ``v2`` log. Each call writes a new checkpoint directory.
+    """
+    made = itertools.count()
+
+    def make(
+        batches: Mapping[int, Sequence[str] | str], committed: Collection[int], header: str = "v1"
+    ) -> Path:
+        files = {
+            batch_id: text if isinstance(text, str) else offset_file(batch_id, *text, header=header)
+            for batch_id, text in batches.items()
+        }
+        return LogFiles(files, frozenset(committed)).write(tmp_path / f"log{next(made)}")
+
+    return make

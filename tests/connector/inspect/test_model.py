@@ -95,6 +95,7 @@ def test_batch_view_of_a_rescaled_log(rescale_checkpoint: Path) -> None:
         "watermark 2026-11-21T14:49:54.176Z",
         "  source 0: not a kafka-rescalable document (Spark's built-in Kafka source?): "
         '{"orders":{"0":5}}',
+        "    --starting-offsets prints the startingOffsets that continue it",
         "  source 1: kafka-rescalable, 3 slots, 4 partitions (topic: partition@next offset)",
         "    slot 0 (1 partition): a: 0@18",
         "    slot 1 (2 partitions): b: 0@12 1@0",
