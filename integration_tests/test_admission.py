@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from confluent_kafka import ConsumerGroupTopicPartitions
 from confluent_kafka.admin import AdminClient
 from pyspark.sql import SparkSession
@@ -25,6 +26,7 @@ def offsets_of(document: dict) -> dict[int, int]:
     return {int(p): o for slot in document["slots"] for ps in slot.values() for p, o in ps.items()}
 
 
+@pytest.mark.pyspark_versions
 def test_cap_on_a_skewed_topic(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
@@ -57,6 +59,7 @@ def test_cap_on_a_skewed_topic(
     assert read_positions(spark, tmp_path / "out") == sorted(produced)
 
 
+@pytest.mark.pyspark_versions
 def test_available_now_with_a_cap_ends_with_what_was_there_at_its_start(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
@@ -75,6 +78,7 @@ def test_available_now_with_a_cap_ends_with_what_was_there_at_its_start(
     assert read_positions(spark, output) == sorted(present)
 
 
+@pytest.mark.pyspark_versions
 def test_min_offsets_waits_and_max_trigger_delay_fires(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:

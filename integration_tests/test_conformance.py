@@ -11,6 +11,9 @@ from pyspark.testing import assertDataFrameEqual
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import BUILTIN_FORMAT, OUR_FORMAT, batch_read
 
+# Also run on the oldest pyspark line allowed (.ci/pyspark-4.2).
+pytestmark = pytest.mark.pyspark_versions
+
 
 def tricky_records(count: int) -> list[Record]:
     """Null and empty keys and values, repeated and null header values, explicit times."""

@@ -21,6 +21,9 @@ from integration_tests.spark_helpers import (
     wait_until,
 )
 
+# Also run on the oldest pyspark line allowed (.ci/pyspark-4.2).
+pytestmark = pytest.mark.pyspark_versions
+
 
 def test_scale_out_and_in_across_restarts(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path

@@ -20,6 +20,7 @@ from integration_tests.query_process import start_query_process
 from integration_tests.sink_query import RETRY_ROWS
 
 
+@pytest.mark.pyspark_versions
 def test_records_equal_what_the_builtin_sink_writes(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str
 ) -> None:
@@ -58,6 +59,7 @@ def test_records_equal_what_the_builtin_sink_writes(
     assert placed(ours) == expected
 
 
+@pytest.mark.pyspark_versions
 def test_refused_input_fails_at_save_naming_the_column(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str
 ) -> None:
@@ -176,6 +178,7 @@ def test_a_task_killed_and_retried_writes_its_rows_once(
     assert sum(written_again.values()) > RETRY_ROWS
 
 
+@pytest.mark.pyspark_versions
 def test_a_refused_option_fails_a_stream_at_start(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path
 ) -> None:

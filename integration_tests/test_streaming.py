@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 
 from integration_tests.kafka_helpers import Record, create_topic, produce
@@ -15,6 +16,9 @@ from integration_tests.spark_helpers import (
 )
 
 BASE_MS = 1_763_700_000_000
+
+# Also run on the oldest pyspark line allowed (.ci/pyspark-4.2).
+pytestmark = pytest.mark.pyspark_versions
 
 
 def sample_records(count: int) -> list[Record]:
