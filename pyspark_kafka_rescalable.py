@@ -1,0 +1,10 @@
+"""Let PySpark find ``kafka-rescalable`` by name, with no ``spark.dataSource.register`` call.
+
+PySpark (4.2+) imports every top-level module on the Python path whose name starts with
+``pyspark_`` and registers its ``DefaultSource`` under ``DefaultSource.name()``. This module
+is installed with the distribution for that lookup only; import ``connector`` in code.
+"""
+
+from connector.source import KafkaSource as DefaultSource
+
+__all__ = ["DefaultSource"]
