@@ -1,5 +1,8 @@
 """A Kafka source for Spark Structured Streaming with rescalable offset state.
 
+Installed, the format is found by name (see ``pyspark_kafka_rescalable``); registering
+the class is needed only where the package is importable but not installed:
+
 >>> from connector import KafkaSource
 >>> spark.dataSource.register(KafkaSource)  # doctest: +SKIP
 >>> spark.readStream.format("kafka-rescalable").option(...)  # doctest: +SKIP

@@ -32,7 +32,8 @@ class KafkaSource(DataSource):
     Write to it with ``df.writeStream`` or ``df.write`` in the same format (the sink).
 
     Options keep the names and meanings of Spark's built-in Kafka source; see the README's
-    option table. Register once per session with ``spark.dataSource.register(KafkaSource)``.
+    option table. Installed, Spark finds it by name (``pyspark_kafka_rescalable``); where the
+    package is only importable, register it with ``spark.dataSource.register(KafkaSource)``.
     """
 
     @classmethod

@@ -40,7 +40,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, StringType, StructField, StructType, TimestampType
 
-from connector import KafkaSource
 from connector.testing.local_kafka import LocalKafka
 
 DEFAULT_TOPIC = "shop-events"
@@ -119,7 +118,6 @@ def clean_events(raw: DataFrame) -> DataFrame:
 
 def run_pipeline(spark: SparkSession, bootstrap: str, topic: str, output: Path) -> int:
     """Run the query to the end of what is in the topic; returns the clean rows on disk."""
-    spark.dataSource.register(KafkaSource)
     raw = (
         spark.readStream.format("kafka-rescalable")
         .option("kafka.bootstrap.servers", bootstrap)

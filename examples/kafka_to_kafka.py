@@ -39,8 +39,6 @@ from etl_pipeline import (
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from connector import KafkaSource
-
 OUTPUT_PARTITIONS = 4
 
 
@@ -63,7 +61,6 @@ def run_pipeline(
     spark: SparkSession, bootstrap: str, source: str, target: str, checkpoint: Path
 ) -> None:
     """Run the query to the end of what is in ``source`` (``Trigger.AvailableNow``)."""
-    spark.dataSource.register(KafkaSource)
     users = spark.createDataFrame(
         [(f"user-{n}", "gold" if n % 10 == 0 else "silver") for n in range(0, 50, 2)],
         "user STRING, tier STRING",

@@ -37,7 +37,6 @@ from etl_pipeline import example_session
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from connector import KafkaSource
 from connector.testing.local_kafka import LocalKafka
 
 T0 = 1_763_700_000_000  # 2025-11-21T04:40:00Z, a whole minute
@@ -206,7 +205,6 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(args.output, ignore_errors=True)
 
     spark = example_session(args.master, "kafka-rescalable-windowed", 2)
-    spark.dataSource.register(KafkaSource)
     broker = None if args.bootstrap else LocalKafka()
     try:
         bootstrap = args.bootstrap or broker.start()

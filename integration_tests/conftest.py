@@ -2,7 +2,9 @@
 
 The broker fixture lives in ``kafka_fixtures``; the Spark session here puts Spark's built-in
 Kafka source (``spark-sql-kafka-0-10`` from Maven Central, see ``reference_source``) on the
-classpath, so tests can run it side by side with ours as the reference.
+classpath, so tests can run it side by side with ours as the reference. Ours is not
+registered by hand: the checkout is installed (the README's ``pip install``), so PySpark finds
+``kafka-rescalable`` by name through ``pyspark_kafka_rescalable``, as in a user's session.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from connector import KafkaSource
 from integration_tests.kafka_fixtures import kafka_bootstrap, topic_name  # noqa: F401
 from integration_tests.reference_source import builtin_kafka_source_jars
 from integration_tests.registry_fixtures import schema_registry_url  # noqa: F401
@@ -47,6 +48,5 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("WARN")
-    session.dataSource.register(KafkaSource)
     yield session
     session.stop()

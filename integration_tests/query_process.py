@@ -51,15 +51,11 @@ def stop_query_process(process: subprocess.Popen[bytes], grace_s: float | None) 
 
 
 def query_session(master: str, app_name: str, conf: Mapping[str, str]):
-    """Start the script's Spark session with ``kafka-rescalable`` registered."""
+    """Start the script's Spark session; PySpark finds ``kafka-rescalable`` by name."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
-
-    from connector import KafkaSource
 
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in {"spark.sql.shuffle.partitions": "2", **conf}.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.dataSource.register(KafkaSource)
-    return spark
+    return builder.getOrCreate()

@@ -42,6 +42,7 @@ from connector.errors import InvalidOptionError
 __all__ = [
     "BATCH_ONLY",
     "BOTH_MODES",
+    "CATALOG_TABLE_PREFIX",
     "IGNORED_KEYS",
     "OPTIONS",
     "OPTIONS_BY_KEY",
@@ -50,6 +51,7 @@ __all__ = [
     "did_you_mean",
     "option_value",
     "read_table",
+    "refuse_catalog_table",
     "reject_unknown",
 ]
 
@@ -63,6 +65,9 @@ WRONG_MODE: Final[Mapping[Mode, str]] = {
 
 IGNORED_KEYS: Final = ("path",)
 """Keys Spark may pass that are no option of ours: ``load(path)`` sets ``path``."""
+
+CATALOG_TABLE_PREFIX: Final = "option."
+"""How a catalog table's properties carry its ``OPTIONS`` (``CREATE TABLE ... USING``)."""
 
 
 @dataclass(frozen=True)
@@ -229,8 +234,10 @@ def reject_unknown(raw: Mapping[str, str]) -> None:
     Raises
     ------
     InvalidOptionError
-        Naming the first unknown key, with the closest known option when one is close.
+        Naming the first unknown key, with the closest known option when one is close; or,
+        for the properties of a ``CREATE TABLE ... USING`` table, saying what works instead.
     """
+    refuse_catalog_table(raw)
     for key in sorted(raw):
         if key.startswith("kafka.") or key in OPTIONS_BY_KEY or key in IGNORED_KEYS:
             continue
@@ -240,6 +247,30 @@ def reject_unknown(raw: Mapping[str, str]) -> None:
             "'kafka.', e.g. 'kafka.security.protocol'."
         )
         raise InvalidOptionError(key, msg)
+
+
+def refuse_catalog_table(raw: Mapping[str, str]) -> None:
+    """Refuse ``CREATE TABLE t USING `kafka-rescalable` OPTIONS (...)`` with what works instead.
+
+    Spark hands a Python data source a new catalog table's properties (``option.``-prefixed
+    copies of its options, ``provider``, ``owner``) once, for its schema; when the table is
+    later read or written (``SELECT``, ``INSERT``) the source gets no options at all, so such
+    a table could never reach Kafka. A temporary view keeps its options on every read.
+
+    Raises
+    ------
+    InvalidOptionError
+        Naming the first ``option.``-prefixed key, when there is one.
+    """
+    table_keys = sorted(key for key in raw if key.startswith(CATALOG_TABLE_PREFIX))
+    if table_keys:
+        msg = (
+            "CREATE TABLE ... USING `kafka-rescalable` is not supported: Spark passes a "
+            "Python data source's table no options when the table is read or written. In "
+            "SQL, read with CREATE TEMPORARY VIEW name USING `kafka-rescalable` OPTIONS (...); "
+            "write with df.write or df.writeStream.format('kafka-rescalable')."
+        )
+        raise InvalidOptionError(table_keys[0], msg)
 
 
 def option_value(option: Option, raw: Mapping[str, str], mode: Mode) -> Any:

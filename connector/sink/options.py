@@ -93,7 +93,11 @@ def parse(options: Mapping[str, str]) -> KafkaSinkOptions:
             raise InvalidOptionError(key, _unknown(key))
     servers = java.pop("bootstrap.servers", "").strip()
     if not servers:
-        msg = "the Kafka sink needs it, e.g. .option('kafka.bootstrap.servers', 'host:9092')"
+        msg = (
+            "the Kafka sink needs it, e.g. .option('kafka.bootstrap.servers', 'host:9092'). "
+            "(SQL's INSERT INTO a table created USING `kafka-rescalable` passes none: Spark "
+            "hands a Python data source's table no options on writes; use df.write.)"
+        )
         raise InvalidOptionError("kafka.bootstrap.servers", msg)
     for name, why in _OWNED_BY_SINK.items():
         if name in java:

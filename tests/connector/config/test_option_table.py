@@ -93,6 +93,21 @@ def test_a_near_miss_is_answered_with_the_tables_spelling(option) -> None:
     assert f"Did you mean '{option.name}'?" in str(caught.value)
 
 
+def test_a_catalog_tables_properties_are_refused_saying_what_works() -> None:
+    # What Spark 4.3 hands schema() for CREATE TABLE t USING `kafka-rescalable` OPTIONS (...).
+    properties = {
+        **BASE,
+        "option.kafka.bootstrap.servers": BASE["kafka.bootstrap.servers"],
+        "option.subscribe": BASE["subscribe"],
+        "provider": "kafka-rescalable",
+        "owner": "someone",
+    }
+    with pytest.raises(InvalidOptionError) as caught:
+        parse_options(properties, "stream")
+    assert caught.value.option == "option.kafka.bootstrap.servers"
+    assert "CREATE TEMPORARY VIEW" in str(caught.value)
+
+
 def test_a_batch_only_option_is_refused_in_a_stream() -> None:
     for option in OPTIONS:
         if "stream" in option.modes:
