@@ -106,6 +106,8 @@ def test_a_stream_starts_at_the_groups_offsets_then_follows_its_checkpoint_not_t
     assert committed(kafka_bootstrap, group, topic_name, 3) == moved
 
 
+# How often Spark asks for the initial offset is the engine's behaviour: check it on every line.
+@pytest.mark.pyspark_versions
 def test_spark_asking_twice_for_the_initial_offset_gets_one_position(
     kafka_bootstrap: str, topic_name: str
 ) -> None:
