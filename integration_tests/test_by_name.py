@@ -24,8 +24,6 @@ import sysconfig
 import zipfile
 from pathlib import Path
 
-import pytest
-
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,8 +60,6 @@ def install_wheel(tmp_path: Path) -> Path:
     return python
 
 
-# PySpark's lookup of installed pyspark_* modules is what 4.2 brought: check it on every line.
-@pytest.mark.pyspark_versions
 def test_an_installed_package_is_found_by_name_in_code_and_sql(
     kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
