@@ -27,6 +27,9 @@ __all__ = [
     "KafkaWriteError",
     "MissingExtraError",
     "MetricsEndpointError",
+    "PayloadDecodeError",
+    "RecordDecodeError",
+    "SchemaRegistryError",
 ]
 
 
@@ -188,4 +191,47 @@ class MetricsEndpointError(KafkaSourceError, OSError):
     """The metrics' HTTP endpoint could not listen on the address and port it was given.
 
     The message names both and says how to pick others; ``__cause__`` is the socket error.
+    """
+
+
+class PayloadDecodeError(KafkaSourceError, ValueError):
+    """One key or value could not be decoded: why, and the writer's schema id when framed.
+
+    Raised by a decoder for one payload; the source turns it into a :class:`RecordDecodeError`
+    naming the record (``FAILFAST``) or into that record's ``decodeError`` (``PERMISSIVE``).
+    """
+
+    def __init__(self, reason: str, schema_id: int | None = None) -> None:
+        self.reason = reason
+        self.schema_id = schema_id
+        super().__init__(reason)
+
+
+class RecordDecodeError(KafkaSourceError):
+    """A record's key or value could not be decoded, under ``mode`` ``FAILFAST``.
+
+    The message names the topic-partition, the offset, the column, the writer's schema id (for
+    registry-framed records) and the reason, and says how to read on past such records.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        topic: str,
+        partition: int,
+        offset: int,
+        schema_id: int | None = None,
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.schema_id = schema_id
+        super().__init__(message)
+
+
+class SchemaRegistryError(KafkaSourceError):
+    """The schema registry could not give a schema: unreachable, refused, or no such subject.
+
+    The message names the registry's URL, the subject or schema id, and the option to check;
+    ``__cause__`` is confluent-kafka's error.
     """

@@ -15,11 +15,18 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from connector.config.kafka_config import check_client_accepts
-from connector.config.options import KafkaSourceOptions, Mode, include_headers, parse_options
+from connector.config.options import KafkaSourceOptions, Mode, parse_options
 from connector.config.table import OPTIONS
 from connector.driver.batch_reader import KafkaBatchReader
 from connector.driver.stream_reader import KafkaStreamReader
 from connector.errors import KafkaSourceError
+from connector.formats.declared import (
+    declared_schema,
+    decode_plan,
+    resolve_readers,
+    subscribed_topics,
+)
+from connector.formats.decoding import DecodePlan
 from connector.schema import spark_schema
 from connector.sink.writer import make_writer
 
@@ -41,19 +48,26 @@ class KafkaSource(DataSource):
         """Name the format users pass to ``format(...)``."""
         return "kafka-rescalable"
 
-    def schema(self) -> StructType:
+    def schema(self) -> StructType | str:
         """Spark's Kafka schema, with ``headers`` only under ``includeHeaders``.
 
         Spark asks for it when the DataFrame is defined (``load()``), before it knows whether
         the DataFrame is read as a batch or a stream; that is where bad options are refused,
-        so a typo fails at once, with our message, not when the query starts.
+        so a typo fails at once, with our message, not when the query starts. With a typed
+        key or value (``valueFormat``), that column's type replaces the bytes, and the schema
+        is declared as DDL (see :mod:`connector.formats.declared`); a registry subject's
+        latest version is looked up here.
         """
-        check_options(self.options)
-        return spark_schema(include_headers(self.options))
+        options = check_options(self.options)
+        base = spark_schema(options.include_headers)
+        payloads = options.payloads
+        readers = resolve_readers(payloads, subscribed_topics(options.subscription))
+        return declared_schema(base, readers, payloads.mode)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """Return the batch reader, for ``spark.read``."""
-        return KafkaBatchReader(self._parse("batch"))
+        options = self._parse("batch")
+        return KafkaBatchReader(options, _decode_plan(options, schema))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """Return the micro-batch reader, for ``spark.readStream``.
@@ -63,7 +77,8 @@ class KafkaSource(DataSource):
         raised by this method, and the user would see that failure instead of ours.
         """
         try:
-            return KafkaStreamReader(self._parse("stream"))
+            options = self._parse("stream")
+            return KafkaStreamReader(options, _decode_plan(options, schema))
         except KafkaSourceError as error:
             return _RefusedStreamReader(error)
 
@@ -89,13 +104,22 @@ _BATCH_ONLY: Final = frozenset(
 )  # the ``ending*`` options, as the option table declares them
 
 
-def check_options(options: Mapping[str, str]) -> None:
+def _decode_plan(options: KafkaSourceOptions, schema: StructType) -> DecodePlan | None:
+    """Plan the executors' decoding, with the reader schemas fixed now, as the query starts."""
+    payloads = options.payloads
+    readers = resolve_readers(payloads, subscribed_topics(options.subscription))
+    return decode_plan(payloads, readers, schema)
+
+
+def check_options(options: Mapping[str, str]) -> KafkaSourceOptions:
     """Refuse options that are wrong whether the DataFrame is read as a batch or a stream.
 
     The ``ending*`` options exist only in batch reads, so options holding one are checked as
     a batch read's; the rest as a stream's, whose rules the batch's add to only for the start
     (``startingOffsets=latest`` is refused in a batch), which is then refused when the batch
     reader is made.
+
+    Returns the options as parsed for that check.
 
     Raises
     ------
@@ -108,6 +132,7 @@ def check_options(options: Mapping[str, str]) -> None:
     else:
         checked = parse_options(raw, "stream")
     check_client_accepts(checked.kafka_settings)
+    return checked
 
 
 class _RefusedStreamReader(DataSourceStreamReader):

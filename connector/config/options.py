@@ -31,6 +31,7 @@ from connector.config.values import (
     Subscription,
 )
 from connector.errors import InvalidOptionError
+from connector.formats.options import PayloadSettings, payload_settings
 
 __all__ = [
     "EARLIEST_OFFSET",
@@ -87,6 +88,8 @@ class KafkaSourceOptions:
     group_id_prefix: str
     group_id: str | None
     batch_size: int
+    payloads: PayloadSettings
+    """How keys and values are decoded (``keyFormat``, ``valueFormat``, ...)."""
 
     def __repr__(self) -> str:
         """Every field, with secret values replaced by ``'***'``."""
@@ -138,6 +141,7 @@ def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
         ending=ending,
         group_id=translated.settings.get("group.id"),
         batch_size=translated.max_poll_records or 10_000,
+        payloads=payload_settings(values, raw),
         **{option.field: values[option.name] for option in OPTIONS if option.field},
     )
 

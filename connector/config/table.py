@@ -46,6 +46,8 @@ __all__ = [
     "IGNORED_KEYS",
     "OPTIONS",
     "OPTIONS_BY_KEY",
+    "PAYLOAD_FORMATS",
+    "REGISTRY_PREFIX",
     "WRONG_MODE",
     "Option",
     "did_you_mean",
@@ -62,6 +64,12 @@ WRONG_MODE: Final[Mapping[Mode, str]] = {
     "stream": "it is only valid for batch queries (spark.read); a stream has no end",
 }
 """The message refusing an option in a read mode that does not take it, by that mode."""
+
+PAYLOAD_FORMATS: Final = ("binary", "string", "json", "avro", "protobuf")
+"""The ``keyFormat`` / ``valueFormat`` values (see :mod:`connector.formats`)."""
+
+REGISTRY_PREFIX: Final = "schema.registry."
+"""Options with this prefix configure confluent-kafka's ``SchemaRegistryClient``."""
 
 IGNORED_KEYS: Final = ("path",)
 """Keys Spark may pass that are no option of ours: ``load(path)`` sets ``path``."""
@@ -156,8 +164,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "startingOffsetsFromGroup",
         "starting_offsets_from_group",
         NonBlank(
-            "it is empty; give the consumer group id whose committed offsets the query "
-            "starts from"
+            "it is empty; give the consumer group id whose committed offsets the query starts from"
         ),
     ),
     Option(
@@ -187,9 +194,7 @@ OPTIONS: Final[tuple[Option, ...]] = (
     ),
     Option("maxEventTimeDrift", "max_event_time_drift_ms", parse_duration),
     Option("idleTimeout", "idle_timeout_ms", parse_duration, default="60s"),
-    Option(
-        "kafkaConsumer.pollTimeoutMs", "poll_timeout_ms", parse_positive_int, default="120000"
-    ),
+    Option("kafkaConsumer.pollTimeoutMs", "poll_timeout_ms", parse_positive_int, default="120000"),
     Option("fetchOffset.numRetries", "fetch_offset_retries", parse_non_negative_int, default="3"),
     Option(
         "fetchOffset.retryIntervalMs",
@@ -207,6 +212,32 @@ OPTIONS: Final[tuple[Option, ...]] = (
         "missingTopicTimeout", "missing_topic_timeout_ms", parse_positive_duration, default="2m"
     ),
     Option("groupIdPrefix", "group_id_prefix", parse_optional_text, default="spark-kafka-source"),
+    *(
+        option
+        for column in ("key", "value")
+        for option in (
+            Option(
+                f"{column}Format",
+                None,
+                Choice(PAYLOAD_FORMATS, "'binary', 'string', 'json', 'avro' or 'protobuf'"),
+                default="binary",
+            ),
+            Option(f"{column}Schema", None, parse_optional_text),
+            Option(f"{column}Message", None, parse_optional_text),
+            Option(f"{column}Subject", None, parse_optional_text),
+            Option(
+                f"{column}Framing",
+                None,
+                Choice(("none", "confluent"), "'none' (plain payloads) or 'confluent'"),
+            ),
+        )
+    ),
+    Option(
+        "mode",
+        None,
+        Choice(("failfast", "permissive"), "'FAILFAST' or 'PERMISSIVE'"),
+        default="FAILFAST",
+    ),
 )
 """Every source option. Their order is the order in which bad values are reported."""
 
@@ -239,7 +270,9 @@ def reject_unknown(raw: Mapping[str, str]) -> None:
     """
     refuse_catalog_table(raw)
     for key in sorted(raw):
-        if key.startswith("kafka.") or key in OPTIONS_BY_KEY or key in IGNORED_KEYS:
+        if key.startswith(("kafka.", REGISTRY_PREFIX)) or key in OPTIONS_BY_KEY:
+            continue
+        if key in IGNORED_KEYS:
             continue
         hint = did_you_mean(key, {k: option.name for k, option in OPTIONS_BY_KEY.items()})
         msg = (

@@ -18,6 +18,7 @@ from connector.driver.positions import resolve_bound
 from connector.driver.slots import plan_input_partitions, starting_state
 from connector.errors import InvalidOptionError
 from connector.executor.tasks import read_input_partition, read_settings
+from connector.formats.decoding import DecodePlan
 
 __all__ = ["KafkaBatchReader"]
 
@@ -25,9 +26,9 @@ __all__ = ["KafkaBatchReader"]
 class KafkaBatchReader(DataSourceReader):
     """Plans on the driver with one metadata and two offset lookups; reads on executors."""
 
-    def __init__(self, options: KafkaSourceOptions) -> None:
+    def __init__(self, options: KafkaSourceOptions, decode: DecodePlan | None = None) -> None:
         self._options = options
-        self._settings = read_settings(options)
+        self._settings = read_settings(options, decode)
 
     def partitions(self) -> Sequence[InputPartition]:
         """Resolve both bounds now: a batch read sees the topic as it is at planning time."""

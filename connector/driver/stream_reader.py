@@ -34,6 +34,7 @@ from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
 from connector.driver.slots import plan_input_partitions, slot_count, starting_state
 from connector.errors import DataLossError, MissingTopicError
 from connector.executor.tasks import read_input_partition, read_settings
+from connector.formats.decoding import DecodePlan
 from state import (
     EVENT_TIME_KEY,
     MAX_OFFSET,
@@ -71,9 +72,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     opened lazily and never pickled.
     """
 
-    def __init__(self, options: KafkaSourceOptions) -> None:
+    def __init__(self, options: KafkaSourceOptions, decode: DecodePlan | None = None) -> None:
         self._options = options
-        self._settings = read_settings(options)
+        self._settings = read_settings(options, decode)
         self._metadata: KafkaMetadata | None = None
         self._available_now_target: dict[TopicPartition, int] | None = None
         self._latest: Mapping[TopicPartition, int] | None = None

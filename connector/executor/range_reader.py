@@ -36,6 +36,7 @@ from connector.errors import (
 from connector.executor import task_timing
 from connector.executor.arrow_rows import messages_to_batch
 from connector.executor.range_events import accept_with_events, describe_range
+from connector.formats.decoding import DecodePlan
 from connector.kafka_clients import ClientErrors, lend_executor_consumer
 from state import OffsetRange, TopicPartition
 
@@ -79,6 +80,8 @@ class RangeReadSettings:
     batch_size: int
     consumer_idle_timeout_s: float = IDLE_TIMEOUT_S
     """How long the worker's pool keeps a consumer no task uses (see connector.consumer_pool)."""
+    decode: DecodePlan | None = None
+    """How typed keys and values are decoded (``valueFormat``, ...); ``None``: raw bytes."""
 
     def __repr__(self) -> str:
         """Every field, with secret consumer settings replaced by ``'***'``."""
@@ -87,7 +90,8 @@ class RangeReadSettings:
             f"include_headers={self.include_headers!r}, "
             f"fail_on_data_loss={self.fail_on_data_loss!r}, "
             f"poll_timeout_ms={self.poll_timeout_ms!r}, batch_size={self.batch_size!r}, "
-            f"consumer_idle_timeout_s={self.consumer_idle_timeout_s!r})"
+            f"consumer_idle_timeout_s={self.consumer_idle_timeout_s!r}, "
+            f"decode={self.decode!r})"
         )
 
 

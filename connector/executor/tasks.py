@@ -15,6 +15,7 @@ from pyspark.sql.datasource import InputPartition
 
 from connector.config.options import KafkaSourceOptions
 from connector.executor.range_reader import RangeReadSettings, read_ranges
+from connector.formats.decoding import DecodePlan, decode_batch
 from connector.kafka_clients import executor_config
 from state import OffsetRange
 
@@ -33,14 +34,20 @@ class KafkaInputPartition(InputPartition):
     ranges: tuple[OffsetRange, ...]
 
 
-def read_settings(options: KafkaSourceOptions) -> RangeReadSettings:
-    """Return what executors need to read ranges; it travels with the pickled reader."""
+def read_settings(
+    options: KafkaSourceOptions, decode: DecodePlan | None = None
+) -> RangeReadSettings:
+    """Return what executors need to read ranges; it travels with the pickled reader.
+
+    ``decode`` says how typed keys and values are decoded (see :mod:`connector.formats`).
+    """
     return RangeReadSettings(
         consumer_config=executor_config(options),
         include_headers=options.include_headers,
         fail_on_data_loss=options.fail_on_data_loss,
         poll_timeout_ms=options.poll_timeout_ms,
         batch_size=options.batch_size,
+        decode=decode,
     )
 
 
@@ -50,4 +57,8 @@ def read_input_partition(
     """Read one task; Spark hands a placeholder partition to a batch plan with no ranges."""
     if not isinstance(partition, KafkaInputPartition):
         return iter(())
-    return read_ranges(partition.ranges, settings)
+    batches = read_ranges(partition.ranges, settings)
+    plan = settings.decode
+    if plan is None:
+        return batches
+    return (decode_batch(batch, plan) for batch in batches)

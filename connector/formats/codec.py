@@ -1,0 +1,166 @@
+"""What a payload format is: its reader schema, resolved on the driver, and its decoder.
+
+Each format is one module (``connector.formats.<format>_codec``) exposing ``CODEC``, a
+:class:`FormatCodec`. The driver calls :meth:`FormatCodec.resolve` once per query, which fixes
+the reader schema (an inline schema, a descriptor set read from disk, or a registry subject's
+latest version) in a picklable :class:`ReaderSchema`; the executors build a :data:`Decoder`
+from it once per Python worker. A format's modules import their libraries (fastavro, protobuf)
+lazily, so a missing extra fails with :class:`~connector.errors.MissingExtraError` naming it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.types import DataType
+
+from connector.errors import MissingExtraError
+from connector.formats.options import PayloadFormat, PayloadOptions, RegistrySettings
+
+__all__ = [
+    "Decoder",
+    "Encoder",
+    "FormatCodec",
+    "ReaderSchema",
+    "codec_for",
+    "registry_client",
+]
+
+Decoder = Callable[[bytes], Any]
+"""One payload in, the Python value of the column's Spark type out (what ``pa.array`` takes).
+
+It raises :class:`~connector.errors.PayloadDecodeError` for a payload it cannot decode; any
+other exception is taken as a decoding failure of that payload too.
+"""
+
+Encoder = Callable[[Any], bytes]
+"""One row's value (as ``pyarrow``'s ``to_pylist`` gives it) in, the payload out."""
+
+
+@dataclass(frozen=True)
+class ReaderSchema:
+    """One column's reader schema, fixed on the driver when the query is defined or starts.
+
+    Parameters
+    ----------
+    payload
+        The column's options.
+    definition
+        What the decoder needs: an Avro schema's JSON text, a JSON Schema or DDL text, or a
+        Protobuf descriptor set's bytes; ``None`` for ``string``.
+    spark_ddl
+        The column's Spark type as DDL, spliced into the source's declared schema.
+    spark_type
+        The same type, when it is known without Spark's parser (every format except a JSON
+        schema given as DDL); used to check that the type Spark hands back is the one fixed.
+    schema_id
+        The registry's id of the reader schema, when it came from the registry.
+    """
+
+    payload: PayloadOptions
+    definition: str | bytes | None
+    spark_ddl: str
+    spark_type: DataType | None = None
+    schema_id: int | None = None
+
+
+class FormatCodec(ABC):
+    """One payload format: how its reader schema is found, and how payloads are decoded."""
+
+    extra: str | None = None
+    """The pip extra installing the format's libraries; ``None`` when it needs none."""
+
+    @abstractmethod
+    def resolve(
+        self,
+        payload: PayloadOptions,
+        registry: RegistrySettings | None,
+        topics: Sequence[str],
+    ) -> ReaderSchema:
+        """Fix the reader schema on the driver; ``topics`` are the subscribed topic names.
+
+        Raises
+        ------
+        InvalidOptionError
+            Naming the option whose schema does not parse or cannot be mapped to Spark.
+        SchemaRegistryError
+            When the registry cannot give the subject's latest version.
+        """
+
+    @abstractmethod
+    def decoder(
+        self,
+        reader: ReaderSchema,
+        spark_type: DataType,
+        registry: RegistrySettings | None,
+    ) -> Decoder:
+        """Build the decoder on an executor; ``spark_type`` is the type Spark handed back."""
+
+    def encoder(
+        self,
+        payload: PayloadOptions,
+        spark_type: DataType,
+        registry: RegistrySettings | None,
+        topic: str | None,
+    ) -> Encoder:
+        """Build the sink's encoder for a column of ``spark_type`` (on an executor)."""
+        msg = f"writing {payload.format.value!r} payloads is not supported"
+        raise NotImplementedError(msg)
+
+
+_MODULES = {
+    PayloadFormat.STRING: "connector.formats.string_codec",
+    PayloadFormat.JSON: "connector.formats.json_codec",
+    PayloadFormat.AVRO: "connector.formats.avro_codec",
+    PayloadFormat.PROTOBUF: "connector.formats.protobuf_codec",
+}
+
+_EXTRAS = {
+    PayloadFormat.JSON: "json",
+    PayloadFormat.AVRO: "avro",
+    PayloadFormat.PROTOBUF: "protobuf",
+}
+
+
+def codec_for(payload_format: PayloadFormat) -> FormatCodec:
+    """Return the codec of a typed format.
+
+    Raises
+    ------
+    MissingExtraError
+        When the format's libraries are not installed, naming the extra that installs them.
+    """
+    try:
+        module = importlib.import_module(_MODULES[payload_format])
+    except ModuleNotFoundError as error:
+        extra = _EXTRAS.get(payload_format, payload_format.value)
+        msg = (
+            f"the {payload_format.value!r} format needs {error.name}, which is not installed: "
+            f"pip install 'kafka-rescalable[{extra}]' on the driver and every executor"
+        )
+        raise MissingExtraError(msg, extra) from error
+    return module.CODEC
+
+
+@functools.cache
+def registry_client(registry: RegistrySettings) -> Any:
+    """confluent-kafka's ``SchemaRegistryClient`` for ``registry``, one per Python worker.
+
+    One client per worker and settings keeps its caches (schemas by id, subjects' versions)
+    across tasks, so an executor asks the registry once per writer schema, not per batch.
+    """
+    try:
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+    except ImportError as error:  # httpx, authlib, ... come with the extras
+        msg = (
+            "a schema registry needs confluent-kafka's registry client and its libraries "
+            f"({error.name} is missing): pip install 'kafka-rescalable[avro]' (or [protobuf], "
+            "[json])"
+        )
+        raise MissingExtraError(msg, "avro") from error
+    return SchemaRegistryClient(registry.config)

@@ -1,0 +1,90 @@
+"""Driver side: fix the reader schemas, declare the source's schema, plan the executors' work.
+
+Spark asks a data source for its schema when a DataFrame is defined (``load()``) and hands it
+back, parsed, to ``reader(schema)`` when the query starts. Typed columns are declared as DDL
+(see :mod:`connector.formats.ddl`), so a reader's Spark type is whatever Spark parsed; the
+executors convert to exactly that type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyspark.sql.types import StructType
+
+from connector.config.values import AssignPartitions, SubscribeTopics, Subscription
+from connector.errors import InvalidOptionError
+from connector.formats.codec import ReaderSchema, codec_for
+from connector.formats.ddl import quote, to_ddl
+from connector.formats.decoding import DECODE_ERROR_COLUMN, DecodePlan
+from connector.formats.options import DecodeMode, PayloadSettings
+
+__all__ = ["decode_plan", "declared_schema", "resolve_readers", "subscribed_topics"]
+
+
+def subscribed_topics(subscription: Subscription) -> tuple[str, ...]:
+    """Name the topics a subscription names; none for a pattern (known only when read)."""
+    if isinstance(subscription, SubscribeTopics):
+        return subscription.topics
+    if isinstance(subscription, AssignPartitions):
+        return tuple(sorted({tp.topic for tp in subscription.partitions}))
+    return ()
+
+
+def resolve_readers(payloads: PayloadSettings, topics: Sequence[str]) -> tuple[ReaderSchema, ...]:
+    """Fix the reader schema of each typed column, key first."""
+    return tuple(
+        codec_for(payload.format).resolve(payload, payloads.registry, topics)
+        for payload in payloads.columns
+    )
+
+
+def declared_schema(
+    base: StructType, readers: Sequence[ReaderSchema], mode: DecodeMode
+) -> StructType | str:
+    """Declare the schema: ``base`` (Spark's Kafka schema) with the typed columns replaced.
+
+    Returned as DDL when a column is typed, so that Spark parses a DDL reader schema too.
+    """
+    if not readers:
+        return base
+    typed = {reader.payload.column: reader.spark_ddl for reader in readers}
+    fields = [
+        f"{quote(field.name)} {typed.get(field.name) or to_ddl(field.dataType)}"
+        for field in base.fields
+    ]
+    if mode is DecodeMode.PERMISSIVE:
+        fields.append(f"{quote(DECODE_ERROR_COLUMN)} STRING")
+    return ", ".join(fields)
+
+
+def decode_plan(
+    payloads: PayloadSettings, readers: Sequence[ReaderSchema], handed: StructType
+) -> DecodePlan | None:
+    """Plan what executors decode, with the types Spark handed back; ``None``: nothing.
+
+    Raises
+    ------
+    InvalidOptionError
+        When a reader schema resolved now maps to another type than the one declared when
+        the DataFrame was defined: the subject got a new version in between.
+    """
+    if not readers:
+        return None
+    types = {field.name: field.dataType for field in handed.fields}
+    for reader in readers:
+        column = reader.payload.column
+        if reader.spark_type is not None and reader.spark_type != types[column]:
+            option = reader.payload.option("Subject")
+            msg = (
+                f"the {column}'s reader schema changed after the DataFrame was defined (the "
+                f"subject has a new latest version, id {reader.schema_id}); define the "
+                "DataFrame again (spark.readStream...load()) to read with it"
+            )
+            raise InvalidOptionError(option, msg)
+    return DecodePlan(
+        tuple(readers),
+        tuple(types[reader.payload.column].json() for reader in readers),
+        payloads.mode,
+        payloads.registry,
+    )

@@ -1,0 +1,238 @@
+"""The typed-record options, shared by the source and the sink.
+
+``keyFormat`` / ``valueFormat`` say what the bytes are; ``keySchema`` / ``valueSchema`` give a
+schema inline, ``keySubject`` / ``valueSubject`` name a registry subject, ``keyMessage`` /
+``valueMessage`` a Protobuf message, ``keyFraming`` / ``valueFraming`` whether payloads carry a
+schema registry's framing; ``mode`` says what a record that does not decode does, and
+``schema.registry.*`` configures confluent-kafka's own ``SchemaRegistryClient``. The option
+table (:mod:`connector.config.table`) declares each; this module turns their values into frozen,
+picklable settings that travel to the executors.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from connector.config.kafka_config import redacted_settings
+from connector.config.table import REGISTRY_PREFIX
+from connector.errors import InvalidOptionError
+
+__all__ = [
+    "Column",
+    "DecodeMode",
+    "Framing",
+    "PayloadFormat",
+    "PayloadOptions",
+    "PayloadSettings",
+    "RegistrySettings",
+    "payload_settings",
+]
+
+Column = Literal["key", "value"]
+
+
+class PayloadFormat(enum.Enum):
+    """What a key's or value's bytes hold."""
+
+    BINARY = "binary"
+    STRING = "string"
+    JSON = "json"
+    AVRO = "avro"
+    PROTOBUF = "protobuf"
+
+
+class Framing(enum.Enum):
+    """Whether payloads start with a schema registry's magic byte and schema id."""
+
+    NONE = "none"
+    CONFLUENT = "confluent"
+
+
+class DecodeMode(enum.Enum):
+    """What a record whose key or value does not decode does (the ``mode`` option)."""
+
+    FAILFAST = "failfast"
+    """The task fails, naming the record: nothing is skipped silently."""
+    PERMISSIVE = "permissive"
+    """The column is null and the reason is in the record's ``decodeError`` column."""
+
+
+@dataclass(frozen=True, repr=False)
+class RegistrySettings:
+    """``schema.registry.url`` and the other ``schema.registry.*`` settings, prefix removed.
+
+    They are handed to confluent-kafka's ``SchemaRegistryClient`` as they are (``url``,
+    ``basic.auth.user.info``, ``ssl.ca.location``, ...). Its ``repr`` hides secrets.
+    """
+
+    items: tuple[tuple[str, str], ...]
+    """The settings, sorted: a tuple, so that settings can key a per-worker cache."""
+
+    @property
+    def config(self) -> dict[str, str]:
+        """The settings as ``SchemaRegistryClient`` takes them."""
+        return dict(self.items)
+
+    @property
+    def url(self) -> str:
+        """The registry's URL, for messages."""
+        return self.config["url"]
+
+    def __repr__(self) -> str:
+        """Show the settings, with secret ones replaced by ``'***'``."""
+        return f"RegistrySettings({redacted_settings(self.config)!r})"
+
+
+@dataclass(frozen=True)
+class PayloadOptions:
+    """How one column (the key or the value) is decoded or encoded.
+
+    ``schema`` is the option's text as given (an Avro schema, a DDL string or JSON Schema, or
+    the path of a Protobuf descriptor set); :mod:`connector.formats.codec` resolves it.
+    """
+
+    column: Column
+    format: PayloadFormat
+    schema: str | None = None
+    message: str | None = None
+    subject: str | None = None
+    framing: Framing = Framing.NONE
+
+    @property
+    def typed(self) -> bool:
+        """Whether the column is anything but the raw bytes Spark's Kafka source gives."""
+        return self.format is not PayloadFormat.BINARY
+
+    def option(self, suffix: str) -> str:
+        """Name this column's option ``suffix``: ``option("Schema")`` is ``valueSchema``."""
+        return f"{self.column}{suffix}"
+
+
+@dataclass(frozen=True)
+class PayloadSettings:
+    """The key's and the value's options, ``mode``, and the registry when one is configured."""
+
+    key: PayloadOptions
+    value: PayloadOptions
+    mode: DecodeMode = DecodeMode.FAILFAST
+    registry: RegistrySettings | None = None
+
+    @property
+    def typed(self) -> bool:
+        """Whether either column is decoded: the plain Kafka schema applies otherwise."""
+        return self.key.typed or self.value.typed
+
+    @property
+    def columns(self) -> tuple[PayloadOptions, ...]:
+        """The typed columns, key first."""
+        return tuple(payload for payload in (self.key, self.value) if payload.typed)
+
+
+PLAIN = PayloadSettings(
+    PayloadOptions("key", PayloadFormat.BINARY), PayloadOptions("value", PayloadFormat.BINARY)
+)
+"""The settings when no typed-record option is given: Spark's Kafka schema, bytes."""
+
+_NEED_SCHEMA = {
+    PayloadFormat.JSON: (
+        "give the reader schema inline: a Spark DDL string such as 'id BIGINT, name STRING', "
+        "or a JSON Schema"
+    ),
+    PayloadFormat.PROTOBUF: (
+        "give the path of a Protobuf descriptor set file (protoc --descriptor_set_out "
+        "--include_imports) and the message's full name in '{column}Message'"
+    ),
+}
+
+
+def payload_settings(values: Mapping[str, Any], raw: Mapping[str, str]) -> PayloadSettings:
+    """Build the settings from the option table's parsed ``values`` and the raw options.
+
+    Parameters
+    ----------
+    values
+        :func:`connector.config.table.read_table`'s values, by option name.
+    raw
+        The options with lower-cased keys, for the ``schema.registry.*`` settings.
+
+    Raises
+    ------
+    InvalidOptionError
+        When a format needs a schema that neither an inline option nor a registry gives, or
+        ``schema.registry.*`` is set without ``schema.registry.url``.
+    """
+    config = {
+        key[len(REGISTRY_PREFIX) :]: value
+        for key, value in raw.items()
+        if key.startswith(REGISTRY_PREFIX)
+    }
+    registry = None
+    if config:
+        if not config.get("url", "").strip():
+            first = REGISTRY_PREFIX + sorted(config)[0]
+            msg = (
+                "schema.registry.* settings need 'schema.registry.url', the registry's address "
+                "(e.g. 'http://registry:8081')"
+            )
+            raise InvalidOptionError(first, msg)
+        registry = RegistrySettings(tuple(sorted(config.items())))
+    key, value = (_column(column, values, registry) for column in ("key", "value"))
+    mode = DecodeMode(values.get("mode") or "failfast")
+    return PayloadSettings(key, value, mode, registry)
+
+
+def _column(
+    column: Column, values: Mapping[str, Any], registry: RegistrySettings | None
+) -> PayloadOptions:
+    fmt = PayloadFormat(values.get(f"{column}Format") or "binary")
+    framing_text = values.get(f"{column}Framing")
+    if framing_text is None:
+        framed = registry is not None and fmt in (
+            PayloadFormat.AVRO,
+            PayloadFormat.JSON,
+            PayloadFormat.PROTOBUF,
+        )
+        framing = Framing.CONFLUENT if framed else Framing.NONE
+    else:
+        framing = Framing(framing_text)
+    payload = PayloadOptions(
+        column,
+        fmt,
+        schema=values.get(f"{column}Schema"),
+        message=values.get(f"{column}Message"),
+        subject=values.get(f"{column}Subject"),
+        framing=framing,
+    )
+    _check(payload, registry)
+    return payload
+
+
+def _check(payload: PayloadOptions, registry: RegistrySettings | None) -> None:
+    fmt = payload.format
+    if not payload.typed or fmt is PayloadFormat.STRING:
+        for suffix in ("Schema", "Message", "Subject"):
+            if getattr(payload, suffix.lower()) is not None:
+                msg = (
+                    f"it applies to typed formats only; '{payload.option('Format')}' is "
+                    f"{fmt.value!r}"
+                )
+                raise InvalidOptionError(payload.option(suffix), msg)
+        return
+    if fmt is PayloadFormat.AVRO and payload.schema is None and registry is None:
+        msg = (
+            "'avro' needs a reader schema: give the Avro schema (JSON text) here, or set "
+            "'schema.registry.url' to use the subject's latest version"
+        )
+        raise InvalidOptionError(payload.option("Schema"), msg)
+    if fmt in _NEED_SCHEMA and payload.schema is None:
+        hint = _NEED_SCHEMA[fmt].format(column=payload.column)
+        raise InvalidOptionError(payload.option("Schema"), f"{fmt.value!r} needs it: {hint}")
+    if fmt is PayloadFormat.PROTOBUF and payload.message is None:
+        msg = "'protobuf' needs the full name of the message to decode, e.g. 'shop.Order'"
+        raise InvalidOptionError(payload.option("Message"), msg)
+    if payload.subject is not None and registry is None:
+        msg = "a subject is looked up in a schema registry; set 'schema.registry.url' too"
+        raise InvalidOptionError(payload.option("Subject"), msg)
