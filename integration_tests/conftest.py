@@ -18,6 +18,7 @@ from pyspark.sql import SparkSession
 
 from integration_tests.kafka_fixtures import kafka_bootstrap, topic_name  # noqa: F401
 from integration_tests.reference_source import builtin_kafka_source_jars
+from integration_tests.registry_fixtures import schema_registry_url  # noqa: F401
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

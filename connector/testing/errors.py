@@ -1,4 +1,4 @@
-"""The errors of the development tools: jar resolution and the local brokers.
+"""The errors of the development tools: jar resolution, the local brokers and schema registry.
 
 They are not the source's errors (a Spark query never raises them), so they live beside the
 tools; they still derive from :class:`state.errors.KafkaRescalableError`, the library's one
@@ -11,7 +11,13 @@ from collections.abc import Sequence
 
 from state.errors import KafkaRescalableError
 
-__all__ = ["BrokerStartError", "JarResolutionError"]
+__all__ = [
+    "BrokerStartError",
+    "JarResolutionError",
+    "SchemaRegistryBuildError",
+    "SchemaRegistryStartError",
+    "ToolRunError",
+]
 
 
 class JarResolutionError(KafkaRescalableError):
@@ -30,20 +36,32 @@ class JarResolutionError(KafkaRescalableError):
         super().__init__(message)
 
 
-class BrokerStartError(KafkaRescalableError):
-    """The local broker could not be formatted or started, or did not answer in time.
+class ToolRunError(KafkaRescalableError):
+    """A program the tools ran failed: a broker, the schema registry, or its build.
 
     Parameters
     ----------
     message
-        What failed, the command, and the last lines of the broker's log.
+        What failed, the command, and the last lines of the program's log or output.
     log_tail
-        Those log lines alone.
+        Those last lines alone, kept for callers that want to show them differently.
     command
-        The command that was run.
+        The command that was run, empty when none could be.
     """
 
     def __init__(self, message: str, log_tail: str = "", command: Sequence[str] = ()) -> None:
         self.log_tail = log_tail
         self.command = tuple(command)
         super().__init__(message)
+
+
+class BrokerStartError(ToolRunError):
+    """The local broker could not be formatted or started, or did not answer in time."""
+
+
+class SchemaRegistryBuildError(ToolRunError):
+    """The local schema registry could not be built (no Maven, no network, a failed build)."""
+
+
+class SchemaRegistryStartError(ToolRunError):
+    """The local schema registry exited during startup, or its API did not answer in time."""

@@ -17,8 +17,6 @@ touch the network or start a JVM.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import importlib.util
 import json
@@ -26,11 +24,12 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
 from connector.testing._broker.process import last_lines, run_captured
+from connector.testing._cache import exclusive_lock, write_marker
 from connector.testing.errors import JarResolutionError
 
 __all__ = [
@@ -162,7 +161,7 @@ def resolve_jars(
     target.mkdir(parents=True, exist_ok=True)
     # Two processes (pytest workers, a test and an example) may resolve at once: the lock
     # makes the second wait and then find the first one's marker.
-    with _exclusive_lock(target / ".lock"):
+    with exclusive_lock(target / ".lock"):
         cached = _read_marker(target, wanted)
         if cached is not None:
             return cached
@@ -211,22 +210,7 @@ def _read_marker(target: Path, wanted: tuple[str, ...]) -> list[Path] | None:
 
 def _write_marker(target: Path, wanted: tuple[str, ...], names: list[str]) -> None:
     document = {"version": _MARKER_VERSION, "coordinates": list(wanted), "jars": names}
-    fd, temp_name = tempfile.mkstemp(dir=target, prefix=".resolved-", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(document, handle, indent=2)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temp_name, target / _MARKER_NAME)
-
-
-@contextlib.contextmanager
-def _exclusive_lock(path: Path) -> Iterator[None]:
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    write_marker(target / _MARKER_NAME, document)
 
 
 def _resolve_into(target: Path, wanted: tuple[str, ...], transitive: bool) -> list[str]:
@@ -248,7 +232,7 @@ def _resolve_into(target: Path, wanted: tuple[str, ...], transitive: bool) -> li
         runs = [Path(work) / str(index) for index in range(len(wanted))]
         # Ivy's default settings take no lock on the cache, and each run also writes there the
         # module it makes of "-dependency": runs of two processes must not interleave.
-        with _exclusive_lock(default_cache_root() / "ivy.lock"):
+        with exclusive_lock(default_cache_root() / "ivy.lock"):
             for coordinate, output_dir in zip(wanted, runs, strict=True):
                 command = _ivy_command(java, ivy_jar, ivy_cache, coordinate, output_dir, transitive)
                 _run_ivy(command, coordinate, output_dir)

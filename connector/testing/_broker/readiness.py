@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from connector.testing._broker.config import LOOPBACK
-from connector.testing.errors import BrokerStartError
+from connector.testing.errors import BrokerStartError, ToolRunError
 from state.errors import KafkaRescalableError
 
 if TYPE_CHECKING:
@@ -33,13 +33,13 @@ __all__ = [
 
 
 class PortTaken(KafkaRescalableError):
-    """A port we picked was taken by someone else between our check and the broker's bind.
+    """A port we picked was taken by someone else between our check and the server's bind.
 
     Internal: callers that picked the ports themselves retry with new ones, and raise
     :attr:`error` when they give up.
     """
 
-    def __init__(self, error: BrokerStartError) -> None:
+    def __init__(self, error: ToolRunError) -> None:
         self.error = error
         super().__init__(str(error))
 
