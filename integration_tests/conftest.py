@@ -18,7 +18,10 @@ from pyspark.sql import SparkSession
 
 from integration_tests.kafka_fixtures import kafka_bootstrap, topic_name  # noqa: F401
 from integration_tests.reference_source import builtin_kafka_source_jars
-from integration_tests.registry_fixtures import schema_registry_url  # noqa: F401
+from integration_tests.registry_fixtures import (  # noqa: F401
+    schema_registry_url,
+    start_registry_build,
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -26,6 +29,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "integration_tests" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start what slow set-up the selected tests will need (see ``start_registry_build``)."""
+    start_registry_build(session.items)
 
 
 @pytest.fixture(scope="session")

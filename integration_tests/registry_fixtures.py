@@ -16,15 +16,43 @@ Use with ``from integration_tests.registry_fixtures import schema_registry_url``
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 
 import pytest
 
+from connector.testing._registry.build import registry_app
 from connector.testing.schema_registry import LocalSchemaRegistry
 
-__all__ = ["SCHEMA_REGISTRY_ENV_VAR", "schema_registry_url"]
+__all__ = ["SCHEMA_REGISTRY_ENV_VAR", "schema_registry_url", "start_registry_build"]
 
 SCHEMA_REGISTRY_ENV_VAR = "SCHEMA_REGISTRY_URL"
+
+_builds: list[threading.Thread] = []
+
+
+def start_registry_build(items: Sequence[pytest.Item]) -> None:
+    """Build the local registry in the background when a collected test will need it.
+
+    On a clean machine the build (Maven, about 2 minutes) would otherwise hold up the first
+    test that asks for the registry; started when collection ends, it runs while the unit
+    tests and the first integration tests do, which leave most of the CPU idle. A failed
+    build is not reported here: the fixture builds again and fails with the reason.
+    """
+    if os.environ.get(SCHEMA_REGISTRY_ENV_VAR, "").strip() or _builds:
+        return
+    if not any("schema_registry_url" in getattr(item, "fixturenames", ()) for item in items):
+        return
+    build = threading.Thread(target=_build_quietly, name="registry-build", daemon=True)
+    _builds.append(build)
+    build.start()
+
+
+def _build_quietly() -> None:
+    try:
+        registry_app()
+    except Exception:  # noqa: BLE001, S110 - the fixture's own build reports it
+        pass
 
 
 @pytest.fixture(scope="session")
@@ -37,5 +65,9 @@ def schema_registry_url() -> Iterator[str]:
     if configured:
         yield configured.rstrip("/")
         return
+    for build in _builds:
+        # The cache's lock is a process lock, which threads of one process share: wait for
+        # the background build instead of starting a second one beside it.
+        build.join()
     with LocalSchemaRegistry() as registry:
         yield registry.url
