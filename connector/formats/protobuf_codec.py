@@ -57,6 +57,7 @@ class _ProtobufCodec(FormatCodec):
         parse = GetMessageClass(descriptor).FromString
         read = message_reader(descriptor, _struct(spark_type, payload))
         name = descriptor.full_name
+        required = _has_required(descriptor, set())
 
         def decode_body(body: Any, schema_id: int | None = None) -> dict[str, Any]:
             try:
@@ -64,6 +65,10 @@ class _ProtobufCodec(FormatCodec):
             except DecodeError as error:
                 msg = f"not a valid {name} message: {error}"
                 raise PayloadDecodeError(msg, schema_id) from error
+            if required and not message.IsInitialized():  # protobuf's parser lets it pass
+                missing = ", ".join(message.FindInitializationErrors())
+                msg = f"not a valid {name} message: required fields missing: {missing}"
+                raise PayloadDecodeError(msg, schema_id)
             return read(message)
 
         if payload.framing is Framing.NONE:
@@ -130,6 +135,20 @@ def _struct(spark_type: DataType, payload: PayloadOptions) -> StructType:
         msg = f"a Protobuf message is a struct, not {spark_type.simpleString()}"
         raise InvalidOptionError(payload.option("Message"), msg)
     return spark_type
+
+
+def _has_required(descriptor: Any, seen: set[str]) -> bool:
+    """Whether a message of ``descriptor`` may lack a proto2 ``required`` field."""
+    seen.add(descriptor.full_name)
+    return any(
+        field.is_required
+        or (
+            field.message_type is not None
+            and field.message_type.full_name not in seen
+            and _has_required(field.message_type, seen)
+        )
+        for field in descriptor.fields
+    )
 
 
 def _index_path(descriptor: Any) -> tuple[int, ...]:

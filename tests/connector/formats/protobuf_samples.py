@@ -136,12 +136,12 @@ def descriptor_set(*files: descriptor_pb2.FileDescriptorProto) -> bytes:
 
 
 def shop_set() -> bytes:
-    """The shop file with its imports, importing files last (protoc puts them first)."""
+    """Serialize the shop file and its imports, importing file first (protoc puts it last)."""
     return descriptor_set(file_proto(SHOP), *WELL_KNOWN)
 
 
 def message_classes(*files: descriptor_pb2.FileDescriptorProto) -> dict[str, Any]:
-    """The writer's side: message classes by full name, from a pool of their own."""
+    """Make the writer's message classes, by full name, in a pool of their own."""
     pool = descriptor_pool.DescriptorPool()
     classes = {}
     for file in files:
