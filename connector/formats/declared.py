@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql.types import StructType
+from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from connector.config.values import AssignPartitions, SubscribeTopics, Subscription
 from connector.errors import InvalidOptionError
@@ -74,7 +74,7 @@ def decode_plan(
     types = {field.name: field.dataType for field in handed.fields}
     for reader in readers:
         column = reader.payload.column
-        if reader.spark_type is not None and reader.spark_type != types[column]:
+        if reader.spark_type is not None and _shape(reader.spark_type) != _shape(types[column]):
             option = reader.payload.option("Subject")
             msg = (
                 f"the {column}'s reader schema changed after the DataFrame was defined (the "
@@ -88,3 +88,20 @@ def decode_plan(
         payloads.mode,
         payloads.registry,
     )
+
+
+def _shape(data_type: DataType) -> DataType:
+    """``data_type`` with every nullability relaxed: what survives the trip through DDL.
+
+    DDL cannot say that an array's elements or a map's values are never null, so Spark hands
+    such a type back with nullable ones; only a change of the type itself is a new version.
+    """
+    if isinstance(data_type, StructType):
+        return StructType(
+            [StructField(field.name, _shape(field.dataType)) for field in data_type.fields]
+        )
+    if isinstance(data_type, ArrayType):
+        return ArrayType(_shape(data_type.elementType))
+    if isinstance(data_type, MapType):
+        return MapType(_shape(data_type.keyType), _shape(data_type.valueType))
+    return data_type
