@@ -21,6 +21,7 @@ from connector.errors import InvalidOptionError, PayloadDecodeError, SchemaRegis
 from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, registry_client
 from connector.formats.framing import split_frame
 from connector.formats.json_types import (
+    check_ddl,
     column_ddl,
     is_json_schema,
     json_schema_of,
@@ -50,6 +51,7 @@ class _JsonCodec(FormatCodec):
             msg = "it is empty; give a Spark DDL string such as 'id BIGINT, name STRING'"
             raise InvalidOptionError(option, msg)
         if text is not None and not is_json_schema(text):
+            check_ddl(text, option)
             return ReaderSchema(payload, text, column_ddl(text))
         schema_id = None
         if text is None:

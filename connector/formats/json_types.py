@@ -43,6 +43,7 @@ from connector.errors import InvalidOptionError
 from connector.formats.ddl import to_ddl
 
 __all__ = [
+    "check_ddl",
     "column_ddl",
     "is_json_schema",
     "json_schema_of",
@@ -67,6 +68,115 @@ def column_ddl(ddl: str) -> str:
     """
     text = ddl.strip()
     return text if _WHOLE_TYPE.match(text) else f"STRUCT<{text}>"
+
+
+_TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[\w$]+|\S)")
+_SIMPLE = frozenset(
+    "boolean tinyint byte smallint short int integer bigint long float real double string "
+    "binary date timestamp timestamp_ltz timestamp_ntz void variant".split()
+)
+_SIZED = frozenset(("decimal", "dec", "numeric", "char", "character", "varchar", "time"))
+
+
+def check_ddl(ddl: str, option: str) -> None:
+    """Check that a DDL string has the shape Spark parses, naming the option where it does not.
+
+    Spark parses it, later, when it parses the source's declared schema, and its syntax error
+    quotes that whole schema; this finds the common mistakes first (a misspelt type, a missing
+    type, an unclosed ``<``) and says which option holds them. It accepts what it cannot judge.
+
+    Raises
+    ------
+    InvalidOptionError
+        Naming ``option`` and the text around the mistake.
+    """
+    tokens = [match.group(1) for match in _TOKEN.finditer(ddl)]
+    try:
+        _DdlChecker(tokens).whole()
+    except _DdlMistake as mistake:
+        msg = (
+            f"{mistake} in the DDL string {ddl!r}; write the fields as from_json takes them, "
+            "e.g. 'id BIGINT, tags ARRAY<STRING>, at TIMESTAMP, amount DECIMAL(10, 2)'"
+        )
+        raise InvalidOptionError(option, msg) from None
+
+
+class _DdlMistake(Exception):
+    pass
+
+
+class _DdlChecker:
+    """A recursive descent over DDL tokens: fields, and ARRAY / MAP / STRUCT types."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self._tokens = tokens
+        self._at = 0
+
+    def _peek(self) -> str:
+        return self._tokens[self._at] if self._at < len(self._tokens) else ""
+
+    def _take(self, expected: str | None = None) -> str:
+        token = self._peek()
+        if expected is not None and token.lower() != expected:
+            found = f"{token!r}" if token else "the end"
+            raise _DdlMistake(f"expected {expected!r}, found {found}")
+        self._at += 1
+        return token
+
+    def whole(self) -> None:
+        if _WHOLE_TYPE.match(" ".join(self._tokens)):
+            self._type()
+        else:
+            self._fields(end="")
+        if self._peek():
+            raise _DdlMistake(f"unexpected {self._peek()!r}")
+
+    def _fields(self, end: str) -> None:
+        while True:
+            name = self._take()
+            if not name or not (name[0] == "`" or re.fullmatch(r"[\w$]+", name)):
+                raise _DdlMistake(f"expected a field name, found {name or 'the end'!r}")
+            if self._peek() == ":":
+                self._take()
+            self._type()
+            while self._peek().lower() in ("not", "comment"):
+                if self._take().lower() == "not":
+                    self._take("null")
+                else:
+                    self._take()
+            if self._peek() != ",":
+                break
+            self._take()
+            if self._peek() == end:
+                break
+
+    def _type(self) -> None:
+        name = self._take().lower()
+        if name in ("array", "map", "struct"):
+            self._take("<")
+            if name == "struct":
+                if self._peek() != ">":
+                    self._fields(end=">")
+            else:
+                self._type()
+                if name == "map":
+                    self._take(",")
+                    self._type()
+            self._take(">")
+        elif name in _SIZED:
+            if self._peek() == "(":
+                while self._take() != ")":
+                    if not self._peek():
+                        raise _DdlMistake("an unclosed '('")
+        elif name == "interval":
+            while self._peek() and self._peek() not in (",", ">"):
+                self._take()
+        elif name not in _SIMPLE:
+            found = f"{name!r}" if name else "the end"
+            raise _DdlMistake(f"expected a type, found {found}")
+        if self._peek().lower() == "collate":  # STRING COLLATE UTF8_LCASE
+            self._take()
+            self._take()
 
 
 def spark_type_of(schema: str | Mapping[str, Any], option: str) -> DataType:

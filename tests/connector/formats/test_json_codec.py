@@ -28,6 +28,7 @@ from connector.formats.options import (
     PayloadFormat,
     PayloadOptions,
     RegistrySettings,
+    payload_settings,
 )
 
 CODEC = codec_for(PayloadFormat.JSON)
@@ -100,3 +101,12 @@ def test_a_type_from_json_cannot_read_names_the_option() -> None:
     spark_type = StructType([StructField("m", MapType(IntegerType(), StringType()))])
     with pytest.raises(InvalidOptionError, match="valueSchema.*keys are strings"):
         CODEC.decoder(reader, spark_type, None)
+
+
+def test_json_takes_its_schema_from_the_registry_when_none_is_given() -> None:
+    values = {"valueFormat": "json"}
+    registry = {"schema.registry.url": "http://registry:8081"}
+    settings = payload_settings(values, registry)
+    assert settings.value.schema is None and settings.value.framing is Framing.CONFLUENT
+    with pytest.raises(InvalidOptionError, match="valueSchema.*schema.registry.url"):
+        payload_settings(values, {})

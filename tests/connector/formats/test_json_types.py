@@ -24,6 +24,7 @@ from pyspark.sql.types import (
 
 from connector.errors import InvalidOptionError
 from connector.formats.json_types import (
+    check_ddl,
     column_ddl,
     is_json_schema,
     json_schema_of,
@@ -167,3 +168,35 @@ def test_the_derived_json_schema_maps_back_and_validates_what_the_sink_writes() 
 def test_a_map_with_other_keys_has_no_json_schema() -> None:
     with pytest.raises(ValueError, match="keys are strings"):
         json_schema_of(MapType(IntegerType(), StringType()))
+
+
+@pytest.mark.parametrize(
+    "ddl",
+    [
+        "id BIGINT, name STRING, tags ARRAY<STRING>, at TIMESTAMP",
+        "a: int, `b c`: struct<x: decimal(10, 2), y: map<string, array<struct<>>>> NOT NULL",
+        "a INT COMMENT 'it, is > 1', b STRING COLLATE UTF8_LCASE, c VARCHAR(3), d TIME(6)",
+        "x INTERVAL DAY TO SECOND, y TIMESTAMP_NTZ, z BYTE, w VARIANT",
+        "array<struct<a: int>>",
+    ],
+)
+def test_ddl_spark_parses_passes_the_check(ddl: str) -> None:
+    check_ddl(ddl, "valueSchema")
+
+
+@pytest.mark.parametrize(
+    ("ddl", "said"),
+    [
+        ("id BIGIN, name STRING", "expected a type, found 'bigin'"),
+        ("id BIGINT, name", "expected a type, found the end"),
+        ("a ARRAY<INT", "expected '>', found the end"),
+        ("a MAP<STRING>", "expected ',', found '>'"),
+        ("a INT,, b INT", "expected a field name, found ','"),
+        ("a DECIMAL(10, 2", "unclosed '('"),
+        ("a INT b INT", "unexpected 'b'"),
+    ],
+)
+def test_a_ddl_mistake_names_the_option_and_the_place(ddl: str, said: str) -> None:
+    with pytest.raises(InvalidOptionError, match="valueSchema") as refused:
+        check_ddl(ddl, "valueSchema")
+    assert said in str(refused.value)
