@@ -39,7 +39,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.errors import InvalidOptionError
+from connector.errors import InvalidOptionError, KafkaSourceError
 from connector.formats.ddl import to_ddl
 
 __all__ = [
@@ -101,8 +101,8 @@ def check_ddl(ddl: str, option: str) -> None:
         raise InvalidOptionError(option, msg) from None
 
 
-class _DdlMistake(Exception):
-    pass
+class _DdlMistake(KafkaSourceError):
+    """A DDL mistake, turned into an InvalidOptionError naming the option."""
 
 
 class _DdlChecker:

@@ -44,7 +44,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.errors import PayloadDecodeError
+from connector.errors import KafkaSourceError, PayloadDecodeError
 
 __all__ = ["reader_for", "writer_for"]
 
@@ -61,7 +61,7 @@ _NON_NUMBERS = {
 }
 
 
-class _Mismatch(Exception):
+class _Mismatch(KafkaSourceError):
     """A JSON value that does not fit its Spark type; ``path`` grows as it goes up."""
 
     def __init__(self, expected: str, value: Any) -> None:
