@@ -19,7 +19,18 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    DecimalType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
+from connector.formats.codec import codec_for
+from connector.formats.options import Framing, PayloadFormat, PayloadOptions, RegistrySettings
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
 from integration_tests.spark_helpers import OUR_FORMAT, batch_read
 
@@ -221,3 +232,36 @@ def test_a_misspelt_ddl_schema_fails_naming_the_option_when_the_dataframe_is_def
         )
     message = str(failed.value)
     assert "Invalid option 'valueSchema': expected a type, found 'bigin'" in message
+
+
+def test_the_registry_encoder_writes_what_json_deserializer_and_our_decoder_read(
+    topic_name: str, schema_registry_url: str
+) -> None:
+    spark_type = StructType(
+        [
+            StructField("id", LongType(), False),
+            StructField("at", TimestampType()),
+            StructField("amount", DecimalType(10, 2)),
+            StructField("tags", ArrayType(StringType())),
+        ]
+    )
+    registry = RegistrySettings((("url", schema_registry_url),))
+    payload = PayloadOptions("value", PayloadFormat.JSON, framing=Framing.CONFLUENT)
+    codec = codec_for(PayloadFormat.JSON)
+    encode = codec.encoder(payload, spark_type, registry, topic_name)
+    row = {"id": 7, "at": START, "amount": Decimal("12.50"), "tags": ["a", None]}
+    framed = encode(row)
+    client = SchemaRegistryClient({"url": schema_registry_url})
+    latest = client.get_latest_version(f"{topic_name}-value")  # registered, derived from the type
+    assert framed[0] == 0 and int.from_bytes(framed[1:5], "big") == latest.schema_id
+    context = SerializationContext(topic_name, MessageField.VALUE)
+    assert JSONDeserializer(None, schema_registry_client=client)(framed, context) == {
+        "id": 7,
+        "at": "2024-03-01T12:00:00.000Z",
+        "amount": 12.5,
+        "tags": ["a", None],
+    }
+    reader = codec.resolve(payload, registry, [topic_name])
+    assert reader.schema_id == latest.schema_id
+    decoded = codec.decoder(reader, reader.spark_type, registry)(framed)
+    assert decoded == {"id": 7, "at": START, "amount": 12.5, "tags": ["a", None]}
