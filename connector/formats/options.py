@@ -139,7 +139,7 @@ PLAIN = PayloadSettings(
 _NEED_SCHEMA = {
     PayloadFormat.JSON: (
         "give the reader schema inline: a Spark DDL string such as 'id BIGINT, name STRING', "
-        "or a JSON Schema"
+        "or a JSON Schema; or set 'schema.registry.url' to use the subject's latest version"
     ),
     PayloadFormat.PROTOBUF: (
         "give the path of a Protobuf descriptor set file (protoc --descriptor_set_out "
@@ -227,7 +227,8 @@ def _check(payload: PayloadOptions, registry: RegistrySettings | None) -> None:
             "'schema.registry.url' to use the subject's latest version"
         )
         raise InvalidOptionError(payload.option("Schema"), msg)
-    if fmt in _NEED_SCHEMA and payload.schema is None:
+    from_registry = fmt is PayloadFormat.JSON and registry is not None  # subject's latest
+    if fmt in _NEED_SCHEMA and payload.schema is None and not from_registry:
         hint = _NEED_SCHEMA[fmt].format(column=payload.column)
         raise InvalidOptionError(payload.option("Schema"), f"{fmt.value!r} needs it: {hint}")
     if fmt is PayloadFormat.PROTOBUF and payload.message is None:
