@@ -26,6 +26,7 @@ from pyspark.sql.types import (
 
 from connector.formats.avro_types import (
     AvroMappingError,
+    as_declared,
     avro_schema_of,
     has_struct_union,
     spark_type_of,
@@ -230,3 +231,18 @@ def test_a_map_with_other_than_string_keys_has_no_avro_type() -> None:
 )
 def test_fixed_decimals_are_as_small_as_their_precision_allows(precision: int, size: int) -> None:
     assert avro_schema_of(DecimalType(precision, 0))["size"] == size
+
+
+def test_the_declared_type_lets_arrays_and_maps_hold_nulls_as_ddl_does() -> None:
+    mapped = StructType(
+        [
+            StructField("xs", ArrayType(MapType(StringType(), LongType(), False), False), False),
+            StructField("s", StructType([StructField("a", IntegerType(), False)]), True),
+        ]
+    )
+    assert as_declared(mapped) == StructType(
+        [
+            StructField("xs", ArrayType(MapType(StringType(), LongType(), True), True), False),
+            StructField("s", StructType([StructField("a", IntegerType(), False)]), True),
+        ]
+    )
