@@ -26,6 +26,7 @@ from pyspark.sql.types import DataType
 from connector.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
 from connector.formats.avro_types import (
     AvroMappingError,
+    as_declared,
     avro_schema_of,
     has_struct_union,
     spark_type_of,
@@ -74,9 +75,10 @@ class _AvroCodec(FormatCodec):
             raise InvalidOptionError(payload.option("Schema"), msg)
         parsed = _parse(text, option, schema_id)
         try:
-            spark_type, _ = spark_type_of(parsed)
+            mapped, _ = spark_type_of(parsed)
         except AvroMappingError as error:
             raise InvalidOptionError(option, _where(schema_id) + str(error)) from error
+        spark_type = as_declared(mapped)
         return ReaderSchema(payload, text, to_ddl(spark_type), spark_type, schema_id)
 
     def decoder(

@@ -52,6 +52,7 @@ __all__ = [
     "AvroMappingError",
     "Converter",
     "TOP_LEVEL_RECORD",
+    "as_declared",
     "avro_schema_of",
     "has_struct_union",
     "spark_type_of",
@@ -172,6 +173,27 @@ def spark_type_of(schema: Any) -> tuple[DataType, bool]:
     """
     mapped = _map(schema, _Walk())
     return mapped.data_type, mapped.nullable
+
+
+def as_declared(data_type: DataType) -> DataType:
+    """Return ``data_type`` as Spark parses it back from DDL: arrays and maps may hold nulls.
+
+    DDL has no way to say that an array's elements or a map's values are never null, so the
+    type the source declares (as DDL) comes back with ``containsNull`` and
+    ``valueContainsNull`` set; spark-avro's ``false`` there cannot survive the declaration.
+    """
+    if isinstance(data_type, StructType):
+        return StructType(
+            [
+                StructField(field.name, as_declared(field.dataType), field.nullable)
+                for field in data_type.fields
+            ]
+        )
+    if isinstance(data_type, ArrayType):
+        return ArrayType(as_declared(data_type.elementType), True)
+    if isinstance(data_type, MapType):
+        return MapType(data_type.keyType, as_declared(data_type.valueType), True)
+    return data_type
 
 
 def _map(schema: Any, walk: _Walk) -> _Mapped:
