@@ -12,7 +12,14 @@ from collections.abc import Mapping
 
 from benchmarks.workloads import USERS, Workload
 
-__all__ = ["PRODUCER_CONFIG", "create_topic", "end_offsets", "fill_partitions", "produce"]
+__all__ = [
+    "PRODUCER_CONFIG",
+    "create_topic",
+    "end_offsets",
+    "fill_partitions",
+    "produce",
+    "produce_one",
+]
 
 PRODUCER_CONFIG: Mapping[str, object] = {
     "linger.ms": 50,
@@ -96,7 +103,7 @@ def fill_partitions(bootstrap: str, topic: str, partitions: int, per_partition: 
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_CONFIG, "log_level": 3})
     for partition in range(partitions):
         for index in range(per_partition):
-            _produce_one(producer, topic, b"%d" % index, partition)
+            produce_one(producer, topic, b"%d" % index, partition)
     remaining = producer.flush(60)
     if remaining:
         msg = f"{remaining} records to {topic} were not delivered within 60 s"
@@ -124,12 +131,13 @@ def _produce_share(bootstrap: str, topic: str, workload: Workload, share: int, s
     for index in range(share, workload.records, shares):
         head = template % (index, index % USERS, index % 1000 // 10, index % 10)
         value = head + pads[min(len(head), size)]
-        _produce_one(producer, topic, value, index % partitions)
+        produce_one(producer, topic, value, index % partitions)
     producer.flush(120)
     return len(failures) + len(producer)
 
 
-def _produce_one(producer: object, topic: str, value: bytes, partition: int) -> None:
+def produce_one(producer: object, topic: str, value: bytes, partition: int) -> None:
+    """Queue one record, serving delivery reports while the producer's queue is full."""
     while True:
         try:
             producer.produce(topic, value, partition=partition)  # type: ignore[attr-defined]

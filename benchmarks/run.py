@@ -12,7 +12,8 @@ contender. Per workload and query each Spark source runs once first (reported, b
 for the ratios: it warms Python workers and the JIT), then ``--runs`` times; the best timed
 run counts. The raw client limit runs ``--runs`` times as well, the best counts. Rows per
 second are the topic's records over the wall time of the whole query (or read), start-up
-included. ``sustained`` and ``memory`` run for many minutes and only when named with ``--only``.
+included. ``sustained`` and ``memory`` run for many minutes and only when named with ``--only``,
+as does ``avro`` (decoding Avro records, :mod:`benchmarks.avro_decode`).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from benchmarks.spark_throughput import (
     CONTENDERS,
     OURS,
     QUERIES,
-    QueryRun,
+    rotating_rounds,
     run_query,
     spark_session,
 )
@@ -78,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("throughput", "planning", "rebalancer", "latency", "sustained", "memory"),
+        choices=("throughput", "planning", "rebalancer", "latency", "sustained", "memory", "avro"),
         action="append",
     )
     parser.add_argument(
@@ -145,6 +146,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--task-timings", type=Path, help="latency: keep our tasks' timing lines in this file"
     )
+    parser.add_argument(
+        "--avro-records",
+        type=int,
+        default=None,
+        help="avro: records in the topic (400000; quick 20000)",
+    )
+    parser.add_argument(
+        "--avro-no-registry",
+        action="store_true",
+        help="avro: leave out our framed contender and its schema registry",
+    )
     parser.add_argument("--markdown", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
     runs = args.runs if args.runs is not None else (1 if args.quick else 3)
@@ -169,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     planning: list[PlanningCost] = []
     rows: list[report.ThroughputRow] = []
     profiles: list[str] = []
-    if parts & {"throughput", "planning", "latency", "sustained", "memory"}:
+    if parts & {"throughput", "planning", "latency", "sustained", "memory", "avro"}:
         from connector.testing.local_kafka import LocalKafka
 
         with LocalKafka(jvm_options=BROKER_JVM_OPTIONS) as kafka:
@@ -216,6 +228,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _say("\n\n".join(sections[-2:]))
             if "memory" in parts:
                 sections += _memory(bootstrap, args)
+                _say("\n\n".join(sections[-2:]))
+            if "avro" in parts:
+                sections += _avro(bootstrap, args, runs)
                 _say("\n\n".join(sections[-2:]))
 
     if args.profile and "rebalancer" in parts:
@@ -266,25 +281,15 @@ def _throughput(
                     client = max(client, records / elapsed)
                     _say(f"  client limit run {attempt + 1}: {records / elapsed:,.0f} rows/s")
                 for query in QUERIES:
-                    first: dict[str, float] = {}
-                    best: dict[str, QueryRun] = {}
-                    for round_number in range(1 + runs):
-                        # Rotate who goes first, so no contender always runs right after
-                        # the same other's garbage or with its pages freshly cached.
-                        shift = round_number % len(CONTENDERS)
-                        for source in CONTENDERS[shift:] + CONTENDERS[:shift]:
-                            result = run_query(spark, source, query, bootstrap, topic, workload)
-                            rate = result.rows_per_second
-                            if round_number == 0:
-                                first[source] = rate
-                            elif source not in best or rate > best[source].rows_per_second:
-                                best[source] = result
-                            label = "first" if round_number == 0 else f"run {round_number}"
-                            _say(
-                                f"  {query:8} {source:16} {label:6}: {rate:>12,.0f} rows/s "
-                                f"({result.seconds:.1f} s, of which {result.batch_seconds:.1f} s "
-                                f"in {result.batches} batch(es))"
-                            )
+                    first, best = rotating_rounds(
+                        CONTENDERS,
+                        runs,
+                        lambda source, query=query, topic=topic, workload=workload: run_query(
+                            spark, source, query, bootstrap, topic, workload
+                        ),
+                        _say,
+                        lambda source, query=query: f"{query:8} {source:16}",
+                    )
                     rows.append(
                         report.ThroughputRow(
                             workload=workload,
@@ -293,8 +298,8 @@ def _throughput(
                             builtin=best[BUILTIN].rows_per_second,
                             ceiling=best[CEILING].rows_per_second,
                             client=client,
-                            ours_first=first[OURS],
-                            builtin_first=first[BUILTIN],
+                            ours_first=first[OURS].rows_per_second,
+                            builtin_first=first[BUILTIN].rows_per_second,
                             ours_in_batches=best[OURS].batch_rows_per_second,
                             builtin_in_batches=best[BUILTIN].batch_rows_per_second,
                             ceiling_in_batches=best[CEILING].batch_rows_per_second,
@@ -364,6 +369,18 @@ def _memory(bootstrap: str, args: argparse.Namespace) -> list[str]:
     return [
         f"## Resident memory of our running query ({rate:,} records/s, {minutes:g} min)",
         measure_memory(bootstrap, rate, minutes, args.sample_every, _say),
+    ]
+
+
+def _avro(bootstrap: str, args: argparse.Namespace, runs: int) -> list[str]:
+    """Time the Avro decoders; return the section's heading and table."""
+    from benchmarks.avro_decode import RECORDS, avro_table, measure_avro
+
+    records = args.avro_records or (20_000 if args.quick else RECORDS)
+    results = measure_avro(bootstrap, runs, _say, records, registry=not args.avro_no_registry)
+    return [
+        f"## Avro decoding ({records:,} records of ~205 B, best of {runs} timed runs)",
+        avro_table(results),
     ]
 
 

@@ -20,7 +20,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +34,10 @@ __all__ = [
     "OURS",
     "QUERIES",
     "QueryRun",
+    "rotating_rounds",
     "run_query",
     "spark_session",
+    "time_available_now",
 ]
 
 OURS = "kafka-rescalable"
@@ -83,11 +85,51 @@ class QueryRun:
         """Wall seconds outside micro-batches: starting and stopping the query."""
         return self.seconds - self.batch_seconds
 
+    def __str__(self) -> str:
+        """``12,345 rows/s (8.1 s, of which 6.0 s in 2 batch(es))``: one progress line's end."""
+        return (
+            f"{self.rows_per_second:>12,.0f} rows/s ({self.seconds:.1f} s, of which "
+            f"{self.batch_seconds:.1f} s in {self.batches} batch(es))"
+        )
 
-def spark_session(warehouse: Path, extra_config: Mapping[str, str] | None = None):
+
+def rotating_rounds(
+    contenders: Sequence[str],
+    runs: int,
+    run_one: Callable[[str], QueryRun],
+    say: Callable[[str], None],
+    label: Callable[[str], str] = str,
+) -> tuple[dict[str, QueryRun], dict[str, QueryRun]]:
+    """Run every contender ``1 + runs`` times; return its first run and its best timed run.
+
+    The first round warms Python workers and the JIT and is reported apart. Each round
+    rotates who goes first, so no contender always runs right after the same other's garbage
+    or with its pages freshly cached. ``label`` names a contender in the progress lines.
+    """
+    first: dict[str, QueryRun] = {}
+    best: dict[str, QueryRun] = {}
+    for round_number in range(1 + runs):
+        shift = round_number % len(contenders)
+        for contender in [*contenders[shift:], *contenders[:shift]]:
+            result = run_one(contender)
+            if round_number == 0:
+                first[contender] = result
+            elif contender not in best or result.rows_per_second > best[contender].rows_per_second:
+                best[contender] = result
+            when = "first" if round_number == 0 else f"run {round_number}"
+            say(f"  {label(contender)} {when:6}: {result}")
+    return first, best
+
+
+def spark_session(
+    warehouse: Path,
+    extra_config: Mapping[str, str] | None = None,
+    extra_jars: Sequence[Path] = (),
+):
     """Start the ``local[2]`` session: ours and the ceiling registered, the built-in on the jars.
 
-    ``extra_config`` adds Spark settings to :data:`SESSION_CONFIG` (or overrides them).
+    ``extra_config`` adds Spark settings to :data:`SESSION_CONFIG` (or overrides them);
+    ``extra_jars`` go on ``spark.jars`` after the built-in source's.
 
     The Python workers inherit this process's environment; the repository root goes on their
     ``PYTHONPATH`` so that they can import the ceiling source, which is not installed.
@@ -108,7 +150,10 @@ def spark_session(warehouse: Path, extra_config: Mapping[str, str] | None = None
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("kafka-rescalable-benchmarks")
-        .config("spark.jars", ",".join(str(jar) for jar in builtin_kafka_source_jars()))
+        .config(
+            "spark.jars",
+            ",".join(str(jar) for jar in [*builtin_kafka_source_jars(), *extra_jars]),
+        )
         .config("spark.sql.warehouse.dir", str(warehouse))
     )
     for key, value in {**SESSION_CONFIG, **(extra_config or {})}.items():
@@ -160,10 +205,18 @@ def run_query(
     else:
         msg = f"query must be one of {QUERIES}, got {query!r}"
         raise ValueError(msg)
+    return time_available_now(output, mode, workload.records, f"{source} {query} on {topic}")
+
+
+def time_available_now(output: object, mode: str, records: int, label: str) -> QueryRun:
+    """Run ``output`` as an AvailableNow query into ``noop``; fail unless it read ``records``.
+
+    ``label`` names the query in errors. The wall time runs from ``start()`` to the end.
+    """
     with tempfile.TemporaryDirectory(prefix="bench-checkpoint-") as checkpoint:
         started = time.perf_counter()
         handle = (
-            output.writeStream.format("noop")
+            output.writeStream.format("noop")  # type: ignore[attr-defined]
             .outputMode(mode)
             .option("checkpointLocation", checkpoint)
             .trigger(availableNow=True)
@@ -173,13 +226,13 @@ def run_query(
         seconds = time.perf_counter() - started
         if not finished:
             handle.stop()
-            raise RuntimeError(f"{source} {query} on {topic} did not finish within 1800 s")
+            raise RuntimeError(f"{label} did not finish within 1800 s")
         if handle.exception() is not None:
-            raise RuntimeError(f"{source} {query} on {topic} failed: {handle.exception()}")
+            raise RuntimeError(f"{label} failed: {handle.exception()}")
         progress = handle.recentProgress
     rows = sum(p.numInputRows for p in progress)
-    if rows != workload.records:
-        msg = f"{source} {query} on {topic} read {rows} rows, expected {workload.records}"
+    if rows != records:
+        msg = f"{label} read {rows} rows, expected {records}"
         raise RuntimeError(msg)
     batch_seconds = sum(p.durationMs.get("triggerExecution", 0) for p in progress) / 1000
     batches = sum(1 for p in progress if p.numInputRows)

@@ -21,6 +21,17 @@ BUILTIN_KAFKA_SOURCE = (
 )
 
 
+SPARK_AVRO = ("org.apache.spark:spark-avro_2.13:4.2.0",)
+"""Spark's own Avro functions (``from_avro``), pinned like the source: 4.2.0 is the newest on
+Maven Central; Spark ships Avro itself (``avro``, ``avro-mapred``, ``xz``), so nothing else is
+fetched. Only the Avro decoding benchmark uses it."""
+
+
+def spark_avro_jars() -> list[Path]:
+    """Return the jar to add to ``spark.jars`` for ``from_avro``; downloaded once, cached."""
+    return resolve_jars(SPARK_AVRO, transitive=False)
+
+
 def builtin_kafka_source_jars() -> list[Path]:
     """Return the jars to put on ``spark.jars`` for ``format("kafka")``; downloaded once, cached."""
     return resolve_jars(BUILTIN_KAFKA_SOURCE, transitive=False)
