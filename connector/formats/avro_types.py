@@ -16,6 +16,10 @@ Writing (:func:`avro_schema_of`): a Spark type becomes the Avro schema spark-avr
 writes (a record named ``topLevelRecord``, nested records named after their field, decimals
 as named ``fixed``), except that a nullable type is ``["null", T]`` with a ``null`` default, so
 that a later version of the schema may drop or add such a field compatibly.
+
+The module is long because both directions follow one table of spark-avro's rules (names of
+union members, nullability, decimals as ``fixed``) and share its walker over named types;
+split, each half would restate the other's half of the table.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
+
+from connector.errors import KafkaSourceError
 
 __all__ = [
     "AvroMappingError",
@@ -95,7 +101,7 @@ _MAX_PRECISION: Final = 38
 _NAMED: Final = ("record", "error", "enum", "fixed")
 
 
-class AvroMappingError(ValueError):
+class AvroMappingError(KafkaSourceError, ValueError):
     """A schema Spark has no type for (recursive, a decimal wider than 38 digits, ...).
 
     The codec turns it into an :class:`~connector.errors.InvalidOptionError` naming the option

@@ -15,7 +15,7 @@ import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from pyspark.sql.types import DataType
 
@@ -27,6 +27,7 @@ __all__ = [
     "Encoder",
     "FormatCodec",
     "ReaderSchema",
+    "SERIALIZER_KEYS",
     "codec_for",
     "registry_client",
 ]
@@ -113,6 +114,12 @@ class FormatCodec(ABC):
         raise NotImplementedError(msg)
 
 
+SERIALIZER_KEYS: Final = frozenset(
+    {"auto.register.schemas", "normalize.schemas", "use.latest.version"}
+)
+"""``schema.registry.*`` settings of the sink's serializers, which ``SchemaRegistryClient``
+refuses as unknown: the client is made without them."""
+
 _MODULES = {
     PayloadFormat.STRING: "connector.formats.string_codec",
     PayloadFormat.JSON: "connector.formats.json_codec",
@@ -163,4 +170,5 @@ def registry_client(registry: RegistrySettings) -> Any:
             "[json])"
         )
         raise MissingExtraError(msg, "avro") from error
-    return SchemaRegistryClient(registry.config)
+    config = {k: v for k, v in registry.items if k not in SERIALIZER_KEYS}
+    return SchemaRegistryClient(config)

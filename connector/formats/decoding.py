@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-from connector.errors import PayloadDecodeError, RecordDecodeError
+from connector.errors import PayloadDecodeError, RecordDecodeError, SchemaRegistryError
 from connector.formats.codec import Decoder, ReaderSchema, codec_for
 from connector.formats.options import DecodeMode, RegistrySettings
 
@@ -106,6 +106,10 @@ def _decode_all(
             continue
         try:
             append(decode(payload))
+        except SchemaRegistryError:
+            # The registry did not answer: nothing is wrong with the record, so it must not
+            # become a null under PERMISSIVE. The task fails and Spark retries it.
+            raise
         except Exception as error:  # noqa: BLE001 - any failure of a library's decoder
             _refuse(batch, row, column.name, error, reasons, permissive)
             append(None)
