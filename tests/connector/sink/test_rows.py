@@ -14,7 +14,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from connector.errors import SinkInputError
+from connector.errors import InvalidOptionError, SinkInputError
 from connector.formats.options import PLAIN, PayloadFormat, PayloadOptions, PayloadSettings
 from connector.sink.rows import RowEncoders, SinkColumns, first_topic, kafka_records
 
@@ -152,3 +152,33 @@ def test_a_value_that_does_not_encode_names_its_row_and_column() -> None:
     ) as refused:
         list(kafka_records(batch, columns, first_row=4, encoders=RowEncoders(value=encode)))
     assert refused.value.column == "value"
+
+
+class _RefusingCodec:
+    """Stands in for a format whose encoder refuses what it is given."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def encoder(self, payload, spark_type, registry, topic):
+        raise self.error
+
+
+def test_an_encoder_that_cannot_be_built_names_the_option_or_column(monkeypatch) -> None:
+    columns = SinkColumns.from_schema(schema(value=ORDER), "t", typed(value="avro"))
+    monkeypatch.setattr(
+        "connector.sink.rows.codec_for",
+        lambda fmt: _RefusingCodec(NotImplementedError("writing 'avro' is not supported")),
+    )
+    with pytest.raises(InvalidOptionError, match="not supported") as refused:
+        columns.encoders()
+    assert refused.value.option == "valueFormat"
+    monkeypatch.setattr(
+        "connector.sink.rows.codec_for", lambda fmt: _RefusingCodec(TypeError("no field 'qty'"))
+    )
+    with pytest.raises(
+        SinkInputError,
+        match=r"column 'value' \(struct<id:bigint,item:string>\) cannot be "
+        "written with 'valueFormat' 'avro': TypeError: no field 'qty'",
+    ):
+        columns.encoders()
