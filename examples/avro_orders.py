@@ -1,4 +1,4 @@
-"""Avro orders in a schema registry topic -> totals per customer -> an Avro topic, exactly once.
+"""Avro orders in a schema registry topic -> per-minute totals -> an Avro topic, exactly once.
 
 Usage::
 
@@ -8,25 +8,27 @@ Usage::
 With no ``--bootstrap`` it starts the embedded Apache Kafka broker, and with no ``--registry``
 the local schema registry (``connector.testing.schema_registry``: Apicurio Registry with a
 Confluent-compatible API; its first start on a machine builds it with Maven, ~2 min). It
-produces sample orders to ``orders`` as Avro framed for the registry, with confluent-kafka's
-own ``AvroSerializer`` (subject ``orders-value``), as any producer of a registry topic does.
+produces sample orders, spread over ``--minutes`` minutes of event time, to ``orders`` as Avro
+framed for the registry, with confluent-kafka's own ``AvroSerializer`` (subject
+``orders-value``), as any producer of a registry topic does.
 
 The streaming query reads them with ``valueFormat=avro``: each record is decoded with its
 writer schema and resolved to the subject's latest version, so ``value`` is a struct. It
-totals each customer's orders (a typed aggregation, in ``update`` mode) and writes every
-changed total to ``orders-by-customer`` with ``valueFormat=avro`` and the output schema
-inline: the sink registers it under ``orders-by-customer-value`` and frames each record with
-its id, under ``deliveryGuarantee=exactly-once``. ``maxOffsetsPerTrigger`` splits the input
-into a few micro-batches, so a customer's total is updated several times. A ``read_committed``
-read of the output with ``valueFormat=avro`` then checks that every update was written once
-(each customer's order count only grows, no update repeats) and that the last total of every
-customer equals the input's.
+totals each customer's orders per one-minute window of ``created_at`` (a typed aggregation
+with a one-minute watermark, in ``append`` mode: a window is written once, when the watermark
+passes its end) and writes the totals to ``orders-per-minute`` with ``valueFormat=avro`` and
+the output schema inline: the sink registers it under ``orders-per-minute-value`` and frames
+each record with its id, under ``deliveryGuarantee=exactly-once``. The last minutes of orders
+stay open (no later order moves the watermark past their end), as in any append-mode
+aggregation; Spark writes the others in the no-data micro-batch that follows the data.
+A ``read_committed`` read of the output with ``valueFormat=avro`` then checks that every
+closed window's total per customer is there once and equals the input's.
 
-Expected output (numbers depend on ``--orders``)::
+Expected output (numbers depend on ``--orders``, ``--customers`` and ``--minutes``)::
 
-    Produced 2000 Avro orders of 40 customers to orders on 127.0.0.1:PORT (subject orders-value)
-    Wrote 160 total updates to orders-by-customer in 4 micro-batches (exactly-once, Avro)
-    Read back 160 updates, each once; the last totals of 40 customers match the input: True
+    Produced 2000 Avro orders of 20 customers over 5 minutes to orders on 127.0.0.1:PORT
+    Wrote 60 totals of 3 closed minutes to orders-per-minute (exactly-once, Avro)
+    Read back 60 totals, each window and customer once; all equal the input's: True
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import random
 import shutil
 import sys
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from etl_pipeline import example_session, kafka_for
@@ -56,15 +59,17 @@ ORDER_SCHEMA = {
         {"name": "quantity", "type": "int"},
         {"name": "price", "type": "double"},
         {"name": "coupon", "type": ["null", "string"], "default": None},
+        {"name": "created_at", "type": {"type": "long", "logicalType": "timestamp-millis"}},
     ],
 }
 """The input's writer schema, as the producing service registers it."""
 
 TOTALS_SCHEMA = {
     "type": "record",
-    "name": "CustomerTotals",
+    "name": "CustomerMinute",
     "namespace": "shop",
     "fields": [
+        {"name": "minute", "type": {"type": "long", "logicalType": "timestamp-micros"}},
         {"name": "customer", "type": "string"},
         {"name": "orders", "type": "long"},
         {"name": "quantity", "type": "long"},
@@ -75,36 +80,43 @@ TOTALS_SCHEMA = {
 
 PARTITIONS = 4
 ITEMS = (("pen", 1.5), ("notebook", 4.25), ("lamp", 23.0), ("mug", 7.75), ("chair", 89.0))
+START = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+"""When the sample orders begin, in event time."""
+WINDOW = timedelta(minutes=1)
+WATERMARK_DELAY = "1 minute"
 
 
-def sample_orders(count: int, customers: int, seed: int = 11) -> Iterator[dict]:
-    """Yield ``count`` orders of ``customers`` customers, as the Avro serializer takes them."""
+def sample_orders(count: int, customers: int, minutes: int, seed: int = 11) -> list[dict]:
+    """Return ``count`` orders of ``customers`` customers over ``minutes`` minutes, in order.
+
+    They are the values ``AvroSerializer`` takes (a ``datetime`` for ``timestamp-millis``).
+    """
     rng = random.Random(seed)
+    step_ms = minutes * 60_000 // count
+    orders = []
     for order_id in range(count):
         item, price = rng.choice(ITEMS)
-        yield {
-            "order_id": order_id,
-            "customer": f"customer-{rng.randrange(customers):03d}",
-            "item": item,
-            "quantity": rng.randint(1, 5),
-            "price": price,
-            "coupon": "SPRING" if order_id % 9 == 0 else None,
-        }
+        orders.append(
+            {
+                "order_id": order_id,
+                "customer": f"customer-{rng.randrange(customers):03d}",
+                "item": item,
+                "quantity": rng.randint(1, 5),
+                "price": price,
+                "coupon": "SPRING" if order_id % 9 == 0 else None,
+                "created_at": START + timedelta(milliseconds=order_id * step_ms),
+            }
+        )
+    return orders
 
 
 def produce_orders(bootstrap: str, registry: str, topic: str, orders: list[dict]) -> None:
     """Produce ``orders`` to ``topic`` keyed by customer, framed for the registry."""
     from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for name in (topic, f"{topic}-by-customer"):
-        if name not in admin.list_topics(timeout=30).topics:
-            new = NewTopic(name, num_partitions=PARTITIONS, replication_factor=1)
-            admin.create_topics([new])[name].result(timeout=30)
     serialize = AvroSerializer(SchemaRegistryClient({"url": registry}), json.dumps(ORDER_SCHEMA))
     context = SerializationContext(topic, MessageField.VALUE)
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
@@ -115,49 +127,59 @@ def produce_orders(bootstrap: str, registry: str, topic: str, orders: list[dict]
         raise RuntimeError(f"the orders were not all delivered to {topic}")
 
 
-def customer_totals(orders: DataFrame) -> DataFrame:
-    """Total each customer's orders; shaped as the sink's columns (``key``, ``value``).
+def create_topics(bootstrap: str, *topics: str) -> None:
+    """Create the topics that do not exist yet, with :data:`PARTITIONS` partitions."""
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    existing = admin.list_topics(timeout=30).topics
+    for name in topics:
+        if name not in existing:
+            new = NewTopic(name, num_partitions=PARTITIONS, replication_factor=1)
+            admin.create_topics([new])[name].result(timeout=30)
+
+
+def minute_totals(orders: DataFrame) -> DataFrame:
+    """Total each customer's orders per minute; shaped as the sink's columns (key, value).
 
     The totals are non-null by construction (a count, sums made 0 when empty), as the
     output schema's fields are.
     """
-    totals = orders.groupBy(F.col("value.customer").alias("customer")).agg(
-        F.count(F.lit(1)).alias("orders"),
-        F.coalesce(F.sum("value.quantity"), F.lit(0)).cast("long").alias("quantity"),
-        F.coalesce(F.sum(F.col("value.quantity") * F.col("value.price")), F.lit(0.0)).alias(
-            "revenue"
-        ),
+    totals = (
+        orders.select("value.*")
+        .withWatermark("created_at", WATERMARK_DELAY)
+        .groupBy(F.window("created_at", "1 minute"), "customer")
+        .agg(
+            F.count(F.lit(1)).alias("orders"),
+            F.coalesce(F.sum("quantity"), F.lit(0)).cast("long").alias("quantity"),
+            F.coalesce(F.sum(F.col("quantity") * F.col("price")), F.lit(0.0)).alias("revenue"),
+        )
     )
     return totals.select(
         F.col("customer").alias("key"),
-        F.struct("customer", "orders", "quantity", "revenue").alias("value"),
+        F.struct(
+            F.col("window.start").alias("minute"), "customer", "orders", "quantity", "revenue"
+        ).alias("value"),
     )
 
 
 def run_pipeline(
-    spark: SparkSession,
-    bootstrap: str,
-    registry: str,
-    source: str,
-    target: str,
-    checkpoint: Path,
-    per_batch: int,
-) -> int:
-    """Run the query to the end of ``source`` (``Trigger.AvailableNow``); return its batches."""
+    spark: SparkSession, bootstrap: str, registry: str, source: str, target: str, checkpoint: Path
+) -> None:
+    """Run the query to the end of ``source`` (``Trigger.AvailableNow``)."""
     orders = (
         spark.readStream.format("kafka-rescalable")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", source)
         .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", str(per_batch))
         .option("valueFormat", "avro")
         .option("schema.registry.url", registry)
         .load()
     )
     query = (
-        customer_totals(orders)
+        minute_totals(orders)
         .writeStream.format("kafka-rescalable")
-        .outputMode("update")
+        .outputMode("append")
         .option("kafka.bootstrap.servers", bootstrap)
         .option("topic", target)
         .option("deliveryGuarantee", "exactly-once")
@@ -172,10 +194,9 @@ def run_pipeline(
     query.awaitTermination()
     if query.exception() is not None:
         raise RuntimeError(f"the query failed: {query.exception()}")
-    return sum(1 for progress in query.recentProgress if progress.numInputRows > 0)
 
 
-def read_updates(spark: SparkSession, bootstrap: str, registry: str, topic: str) -> list:
+def read_totals(spark: SparkSession, bootstrap: str, registry: str, topic: str) -> list:
     """Read the output topic back, typed, as a ``read_committed`` consumer sees it."""
     return (
         spark.read.format("kafka-rescalable")
@@ -186,38 +207,47 @@ def read_updates(spark: SparkSession, bootstrap: str, registry: str, topic: str)
         .option("valueFormat", "avro")
         .option("schema.registry.url", registry)
         .load()
-        .orderBy("partition", "offset")
         .collect()
     )
 
 
-def check_updates(updates: list, orders: list[dict]) -> tuple[bool, bool]:
-    """Say whether every update was written once, and whether the last totals are right.
+def expected_totals(orders: list[dict]) -> dict[tuple[datetime, str], tuple[int, int, float]]:
+    """Each closed minute's totals per customer, computed from the orders in plain Python.
 
-    A customer's updates come in the order they were written (one key, one partition), and
-    each counts more orders than the one before: a repeated update is a batch written twice.
+    A minute is closed when the watermark (the latest order's time less the delay) has passed
+    its end; the later ones are still open and not written.
     """
-    expected: dict[str, tuple[int, int, float]] = {}
+    watermark = max(order["created_at"] for order in orders) - timedelta(minutes=1)
+    totals: dict[tuple[datetime, str], tuple[int, int, float]] = {}
     for order in orders:
-        count, quantity, revenue = expected.get(order["customer"], (0, 0, 0.0))
-        expected[order["customer"]] = (
+        created = order["created_at"]
+        minute = created - timedelta(seconds=created.second, microseconds=created.microsecond)
+        if minute + WINDOW > watermark:
+            continue
+        key = (minute, order["customer"])
+        count, quantity, revenue = totals.get(key, (0, 0, 0.0))
+        totals[key] = (
             count + 1,
             quantity + order["quantity"],
             revenue + order["quantity"] * order["price"],
         )
-    last: dict[str, tuple[int, int, float]] = {}
-    once = True
-    for row in updates:
-        total = (row.value.orders, row.value.quantity, row.value.revenue)
-        previous = last.get(row.key)
-        once = (
-            once and row.key == row.value.customer and (previous is None or previous[0] < total[0])
-        )
-        last[row.key] = total
-    match = last.keys() == expected.keys() and all(
-        last[c][:2] == expected[c][:2] and abs(last[c][2] - expected[c][2]) < 1e-6 for c in expected
+    return totals
+
+
+def check_totals(rows: list, orders: list[dict]) -> tuple[bool, bool]:
+    """Say whether every (minute, customer) came once, and whether all totals are right."""
+    written = [
+        ((row.value.minute.astimezone(timezone.utc), row.value.customer), row) for row in rows
+    ]
+    once = len({key for key, _ in written}) == len(written) and all(
+        row.key == row.value.customer for _, row in written
     )
-    return once, match
+    got = {key: (row.value.orders, row.value.quantity, row.value.revenue) for key, row in written}
+    expected = expected_totals(orders)
+    equal = got.keys() == expected.keys() and all(
+        got[k][:2] == expected[k][:2] and abs(got[k][2] - expected[k][2]) < 1e-6 for k in expected
+    )
+    return once, equal
 
 
 @contextlib.contextmanager
@@ -240,48 +270,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[2]"))
     parser.add_argument("--output", type=Path, default=Path("output/avro_orders"))
     parser.add_argument("--orders", type=int, default=2000)
-    parser.add_argument("--customers", type=int, default=40)
-    parser.add_argument("--batches", type=int, default=4)
+    parser.add_argument("--customers", type=int, default=20)
+    parser.add_argument("--minutes", type=int, default=5)
     parser.add_argument("--topic", default="orders")
     args = parser.parse_args(argv)
-    target = f"{args.topic}-by-customer"
+    target = f"{args.topic}-per-minute"
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if args.bootstrap is None and args.output.exists():
         shutil.rmtree(args.output)  # a new embedded broker: the old checkpoint means nothing
     with kafka_for(args.bootstrap) as bootstrap, registry_for(args.registry) as registry:
-        orders = list(sample_orders(args.orders, args.customers))
+        orders = sample_orders(args.orders, args.customers, args.minutes)
+        create_topics(bootstrap, args.topic, target)
         produce_orders(bootstrap, registry, args.topic, orders)
         customers = len({order["customer"] for order in orders})
         print(
-            f"Produced {len(orders)} Avro orders of {customers} customers to {args.topic} on "
-            f"{bootstrap} (subject {args.topic}-value)"
+            f"Produced {len(orders)} Avro orders of {customers} customers over {args.minutes} "
+            f"minutes to {args.topic} on {bootstrap}"
         )
         spark = example_session(args.master, "kafka-rescalable-avro-orders", PARTITIONS)
         try:
-            per_batch = -(-len(orders) // args.batches)
-            batches = run_pipeline(
-                spark,
-                bootstrap,
-                registry,
-                args.topic,
-                target,
-                args.output / "checkpoint",
-                per_batch,
-            )
-            updates = read_updates(spark, bootstrap, registry, target)
+            checkpoint = args.output / "checkpoint"
+            run_pipeline(spark, bootstrap, registry, args.topic, target, checkpoint)
+            rows = read_totals(spark, bootstrap, registry, target)
         finally:
             spark.stop()
+        minutes = len({row.value.minute for row in rows})
         print(
-            f"Wrote {len(updates)} total updates to {target} in {batches} micro-batches "
-            "(exactly-once, Avro)"
+            f"Wrote {len(rows)} totals of {minutes} closed minutes to {target} (exactly-once, Avro)"
         )
-        once, match = check_updates(updates, orders)
+        once, equal = check_totals(rows, orders)
         print(
-            f"Read back {len(updates)} updates, {'each once' if once else 'SOME TWICE'}; the "
-            f"last totals of {customers} customers match the input: {match}"
+            f"Read back {len(rows)} totals, "
+            f"{'each window and customer once' if once else 'SOME TWICE'}; "
+            f"all equal the input's: {equal}"
         )
-    return 0 if once and match else 1
+    return 0 if once and equal else 1
 
 
 if __name__ == "__main__":
