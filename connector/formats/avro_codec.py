@@ -1,0 +1,366 @@
+"""``avro``: Avro payloads, plain or framed for a schema registry, decoded with fastavro.
+
+The reader schema is fixed on the driver: ``valueSchema`` inline, else the latest version of
+the registry subject (``valueSubject``, by default ``<topic>-value``). On the executors each
+framed payload is read with its writer schema, fetched by id once per Python worker, and
+resolved to the reader schema by fastavro (Avro's schema resolution: a field the writer lacks
+takes the reader's default, a field the reader lacks is skipped). Plain payloads are read with
+the reader schema as the writer's. :mod:`connector.formats.avro_types` maps the types.
+
+The sink writes a row's value with ``valueSchema`` when given, else with the schema derived
+from the column's Spark type; with a registry through confluent-kafka's ``AvroSerializer``,
+which registers the schema (``schema.registry.auto.register.schemas``, default true) or uses
+the subject's latest version, and frames the payload.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from pyspark.sql.types import DataType
+
+from connector.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
+from connector.formats.avro_types import (
+    AvroMappingError,
+    avro_schema_of,
+    has_struct_union,
+    spark_type_of,
+    value_converter,
+    without_ignored_logical_types,
+    writer_converter,
+)
+from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, registry_client
+from connector.formats.ddl import to_ddl
+from connector.formats.framing import split_frame
+from connector.formats.options import Framing, PayloadOptions, RegistrySettings
+
+__all__ = ["CODEC", "SERIALIZER_SETTINGS"]
+
+SERIALIZER_SETTINGS: Final = {
+    "auto.register.schemas": True,
+    "normalize.schemas": False,
+    "use.latest.version": False,
+}
+"""``schema.registry.*`` settings meant for the sink's ``AvroSerializer``, with its defaults.
+
+They are not ``SchemaRegistryClient`` settings (it refuses unknown ones), so they are taken
+out of the settings before the client is made.
+"""
+
+_NOT_FOUND: Final = 404
+
+
+class _AvroCodec(FormatCodec):
+    extra = "avro"
+
+    def resolve(
+        self,
+        payload: PayloadOptions,
+        registry: RegistrySettings | None,
+        topics: Sequence[str],
+    ) -> ReaderSchema:
+        if payload.schema is not None:
+            text, schema_id, option = payload.schema, None, payload.option("Schema")
+        elif registry is not None:
+            subject = _subject(payload, topics)
+            text, schema_id = _latest(registry, subject, payload)
+            option = payload.option("Subject")
+        else:  # options.py refuses this; kept for a codec used on its own
+            msg = "'avro' needs a reader schema here, or 'schema.registry.url'"
+            raise InvalidOptionError(payload.option("Schema"), msg)
+        parsed = _parse(text, option, schema_id)
+        try:
+            spark_type, _ = spark_type_of(parsed)
+        except AvroMappingError as error:
+            raise InvalidOptionError(option, _where(schema_id) + str(error)) from error
+        return ReaderSchema(payload, text, to_ddl(spark_type), spark_type, schema_id)
+
+    def decoder(
+        self,
+        reader: ReaderSchema,
+        spark_type: DataType,
+        registry: RegistrySettings | None,
+    ) -> Decoder:
+        assert isinstance(reader.definition, str)
+        reader_schema = _parsed(reader.definition)
+        if reader.payload.framing is Framing.NONE or registry is None:
+            writers: Callable[[int], Any] = lambda _schema_id: reader_schema  # noqa: E731
+        else:
+            writers = functools.partial(_writer_schema, _client_settings(registry))
+        return _build_decoder(reader_schema, reader.payload.framing, writers)
+
+    def encoder(
+        self,
+        payload: PayloadOptions,
+        spark_type: DataType,
+        registry: RegistrySettings | None,
+        topic: str | None,
+    ) -> Encoder:
+        if payload.schema is not None:
+            text, option = payload.schema, payload.option("Schema")
+        else:
+            try:
+                text = json.dumps(avro_schema_of(spark_type))
+            except AvroMappingError as error:
+                msg = f"the {payload.column} column cannot be written as Avro: {error}"
+                raise InvalidOptionError(payload.option("Format"), msg) from error
+            option = payload.option("Format")
+        parsed = _parse(text, option, None)
+        convert = writer_converter(parsed)
+        if registry is None or payload.framing is Framing.NONE:
+            if payload.framing is Framing.CONFLUENT:
+                msg = "registry framing needs a schema id: set 'schema.registry.url'"
+                raise InvalidOptionError(payload.option("Framing"), msg)
+            return _plain_encoder(parsed, convert)
+        return _registry_encoder(payload, text, convert, registry, topic)
+
+
+# --- driver ---------------------------------------------------------------------------------
+
+
+def _subject(payload: PayloadOptions, topics: Sequence[str]) -> str:
+    if payload.subject is not None:
+        return payload.subject
+    if len(topics) == 1:
+        return f"{topics[0]}-{payload.column}"
+    subscribed = "a topic pattern" if not topics else f"{len(topics)} topics"
+    msg = (
+        f"the reader schema is the latest version of a registry subject, but {subscribed} "
+        f"give no single '<topic>-{payload.column}' subject: name the subject (e.g. "
+        f"'{payload.option('Subject')}' = 'orders-{payload.column}') or give "
+        f"'{payload.option('Schema')}' inline"
+    )
+    raise InvalidOptionError(payload.option("Subject"), msg)
+
+
+def _latest(registry: RegistrySettings, subject: str, payload: PayloadOptions) -> tuple[str, int]:
+    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
+
+    try:
+        registered = registry_client(_client_settings(registry)).get_latest_version(subject)
+    except ClientError as error:
+        hint = (
+            "check the subject's name (option '{}')".format(payload.option("Subject"))
+            if error.http_status_code == _NOT_FOUND
+            else "check that the registry is up and the schema.registry.* settings"
+        )
+        msg = (
+            f"the schema registry at {registry.url} gave no latest version of subject "
+            f"{subject!r}: {error.error_message} (HTTP {error.http_status_code}); {hint}"
+        )
+        raise SchemaRegistryError(msg) from error
+    except Exception as error:  # httpx's connection errors and the like
+        msg = (
+            f"the schema registry at {registry.url} could not be asked for subject "
+            f"{subject!r}: {error}; check 'schema.registry.url' and that the registry is up"
+        )
+        raise SchemaRegistryError(msg) from error
+    schema = registered.schema
+    if (schema.schema_type or "AVRO").upper() != "AVRO":
+        msg = (
+            f"subject {subject!r} holds a {schema.schema_type} schema (id "
+            f"{registered.schema_id}), not Avro; set '{payload.option('Format')}' to match"
+        )
+        raise InvalidOptionError(payload.option("Subject"), msg)
+    if schema.references:
+        msg = (
+            f"subject {subject!r}'s latest schema (id {registered.schema_id}) references other "
+            f"subjects, which the 'avro' format does not follow yet; give "
+            f"'{payload.option('Schema')}' inline with the referenced types in it"
+        )
+        raise InvalidOptionError(payload.option("Subject"), msg)
+    return schema.schema_str, registered.schema_id
+
+
+def _where(schema_id: int | None) -> str:
+    return "" if schema_id is None else f"the registry's schema id {schema_id}: "
+
+
+def _parse(text: str, option: str, schema_id: int | None) -> Any:
+    """Parse an Avro schema's JSON text, refusing it with ``option``'s name."""
+    import fastavro
+
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        msg = f"{_where(schema_id)}not JSON ({error}); give an Avro schema as JSON text"
+        raise InvalidOptionError(option, msg) from error
+    try:
+        return fastavro.parse_schema(without_ignored_logical_types(document))
+    except Exception as error:  # fastavro's SchemaParseException, KeyError, TypeError...
+        detail = str(error) or type(error).__name__
+        msg = f"{_where(schema_id)}not a valid Avro schema: {detail}"
+        raise InvalidOptionError(option, msg) from error
+
+
+# --- executors ------------------------------------------------------------------------------
+
+
+@functools.cache
+def _parsed(text: str) -> Any:
+    """Parse a reader or writer schema once per Python worker (fastavro's parsed form)."""
+    import fastavro
+
+    return fastavro.parse_schema(without_ignored_logical_types(json.loads(text)))
+
+
+def _client_settings(registry: RegistrySettings) -> RegistrySettings:
+    """Drop the serializer's settings, which ``SchemaRegistryClient`` refuses."""
+    items = tuple((k, v) for k, v in registry.items if k not in SERIALIZER_SETTINGS)
+    return registry if len(items) == len(registry.items) else RegistrySettings(items)
+
+
+@functools.cache
+def _writer_schema(registry: RegistrySettings, schema_id: int) -> Any:
+    """Fetch and parse the writer schema of ``schema_id``, once per worker and id.
+
+    An id the registry does not know is a decoding failure of the record; an unreachable
+    registry too (the record's reason says so), but it is not remembered, so that the next
+    record asks again.
+    """
+    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
+
+    try:
+        schema = registry_client(registry).get_schema(schema_id)
+    except ClientError as error:
+        if error.http_status_code == _NOT_FOUND:
+            reason = f"the schema registry at {registry.url} has no schema with id {schema_id}"
+            return _Unknown(reason)
+        _writer_schema.cache_clear()  # do not remember an outage
+        reason = (
+            f"the schema registry at {registry.url} did not give schema id {schema_id}: "
+            f"{error.error_message} (HTTP {error.http_status_code})"
+        )
+        raise PayloadDecodeError(reason, schema_id) from error
+    except Exception as error:
+        _writer_schema.cache_clear()
+        reason = f"the schema registry at {registry.url} could not be asked for id {schema_id}"
+        raise PayloadDecodeError(f"{reason}: {error}", schema_id) from error
+    if (schema.schema_type or "AVRO").upper() != "AVRO":
+        return _Unknown(f"schema id {schema_id} is a {schema.schema_type} schema, not Avro")
+    if schema.references:
+        return _Unknown(f"schema id {schema_id} references other subjects, not supported yet")
+    try:
+        return _parsed(schema.schema_str)
+    except Exception as error:  # noqa: BLE001 - a registered schema fastavro refuses
+        return _Unknown(f"schema id {schema_id} does not parse as Avro: {error}")
+
+
+class _Unknown:
+    """A schema id that no record can be read with; remembered per worker with its reason."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _build_decoder(reader_schema: Any, framing: Framing, writers: Callable[[int], Any]) -> Decoder:
+    import fastavro
+    from fastavro.read import SchemaResolutionError
+
+    read = fastavro.schemaless_reader
+    bytes_io = io.BytesIO
+    convert = value_converter(reader_schema)
+    named = has_struct_union(reader_schema)
+
+    def body(data: Any, writer: Any, schema_id: int | None) -> Any:
+        try:
+            value = read(bytes_io(data), writer, reader_schema, return_named_type=named)
+        except SchemaResolutionError as error:
+            reason = f"the writer schema cannot be resolved to the reader schema: {error}"
+            raise PayloadDecodeError(reason, schema_id) from error
+        except (EOFError, StopIteration) as error:
+            reason = f"truncated Avro payload ({len(data)} bytes): {error}"
+            raise PayloadDecodeError(reason, schema_id) from error
+        except Exception as error:
+            detail = str(error) or type(error).__name__
+            raise PayloadDecodeError(f"malformed Avro payload: {detail}", schema_id) from error
+        return value if convert is None else convert(value)
+
+    if framing is Framing.NONE:
+
+        def decode_plain(payload: bytes) -> Any:
+            return body(payload, reader_schema, None)
+
+        return decode_plain
+
+    resolved: dict[int, Any] = {}
+
+    def decode_framed(payload: bytes) -> Any:
+        schema_id, data = split_frame(payload)
+        writer = resolved.get(schema_id)
+        if writer is None:
+            writer = resolved[schema_id] = writers(schema_id)
+        if type(writer) is _Unknown:
+            raise PayloadDecodeError(writer.reason, schema_id)
+        return body(data, writer, schema_id)
+
+    return decode_framed
+
+
+# --- sink -----------------------------------------------------------------------------------
+
+
+def _plain_encoder(parsed: Any, convert: Callable[[Any], Any] | None) -> Encoder:
+    import fastavro
+
+    write = fastavro.schemaless_writer
+    bytes_io = io.BytesIO
+
+    def encode(value: Any) -> bytes:
+        out = bytes_io()
+        write(out, parsed, value if convert is None else convert(value))
+        return out.getvalue()
+
+    return encode
+
+
+def _serializer_conf(registry: RegistrySettings) -> dict[str, Any]:
+    conf: dict[str, Any] = dict(SERIALIZER_SETTINGS)
+    for key, text in registry.items:
+        if key in SERIALIZER_SETTINGS:
+            lowered = text.strip().lower()
+            if lowered not in ("true", "false"):
+                msg = f"{text!r} is not a boolean: use 'true' or 'false'"
+                raise InvalidOptionError(f"schema.registry.{key}", msg)
+            conf[key] = lowered == "true"
+    return conf
+
+
+def _registry_encoder(
+    payload: PayloadOptions,
+    text: str,
+    convert: Callable[[Any], Any] | None,
+    registry: RegistrySettings,
+    topic: str | None,
+) -> Encoder:
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    conf = _serializer_conf(registry)
+    if payload.subject is not None:
+        subject = payload.subject
+        conf["subject.name.strategy"] = lambda _context, _record_name: subject
+    elif topic is None:
+        msg = (
+            "the topic comes from each row's 'topic' column, so the registry subject cannot "
+            f"be '<topic>-{payload.column}': name it"
+        )
+        raise InvalidOptionError(payload.option("Subject"), msg)
+    to_dict = None if convert is None else (lambda value, _context: convert(value))
+    serializer = AvroSerializer(
+        registry_client(_client_settings(registry)), text, to_dict=to_dict, conf=conf
+    )
+    field = MessageField.KEY if payload.column == "key" else MessageField.VALUE
+    context = SerializationContext(topic or "", field)
+
+    def encode(value: Any) -> bytes:
+        return serializer(value, context)
+
+    return encode
+
+
+CODEC = _AvroCodec()
