@@ -166,15 +166,16 @@ def parse(options: Mapping[str, str]) -> KafkaSinkOptions:
 
 
 def _subject_needed(payload: PayloadOptions, registry: RegistrySettings | None) -> bool:
-    """Whether writing ``payload`` asks the registry for a subject's schema or id.
+    """Whether writing ``payload`` registers (or looks up) its schema under a subject.
 
-    It does when a registry is configured for a schema format and the payloads are framed
-    (the frame holds the registered schema's id) or no inline schema is given (the subject's
-    latest version is the writer schema).
+    It does when a registry is configured and the payloads are framed: the frame holds the
+    id the registry gives the writer schema.
     """
-    if registry is None or payload.format in (PayloadFormat.BINARY, PayloadFormat.STRING):
-        return False
-    return payload.framing is Framing.CONFLUENT or payload.schema is None
+    return (
+        registry is not None
+        and payload.framing is Framing.CONFLUENT
+        and payload.format not in (PayloadFormat.BINARY, PayloadFormat.STRING)
+    )
 
 
 def _check_writable(
