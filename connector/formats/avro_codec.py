@@ -192,7 +192,7 @@ def _parse(text: str, option: str, schema_id: int | None) -> Any:
     try:
         return fastavro.parse_schema(without_ignored_logical_types(document))
     except Exception as error:  # fastavro's SchemaParseException, KeyError, TypeError...
-        detail = str(error) or type(error).__name__
+        detail = f"no {error} in it" if isinstance(error, KeyError) else str(error) or repr(error)
         msg = f"{_where(schema_id)}not a valid Avro schema: {detail}"
         raise InvalidOptionError(option, msg) from error
 
@@ -272,7 +272,8 @@ def _build_decoder(reader_schema: Any, framing: Framing, writers: Callable[[int]
         except SchemaResolutionError as error:
             reason = f"the writer schema cannot be resolved to the reader schema: {error}"
             raise PayloadDecodeError(reason, schema_id) from error
-        except (EOFError, StopIteration) as error:
+        except (EOFError, StopIteration, IndexError) as error:
+            # fastavro reads past the end with an EOFError or an IndexError, by type
             reason = f"truncated Avro payload ({len(data)} bytes): {error}"
             raise PayloadDecodeError(reason, schema_id) from error
         except Exception as error:

@@ -88,6 +88,9 @@ _PRIMITIVES: Final[Mapping[str, DataType]] = {
 }
 
 
+_MAX_PRECISION: Final = 38
+"""Spark's widest decimal."""
+
 _NAMED: Final = ("record", "error", "enum", "fixed")
 
 
@@ -120,12 +123,13 @@ def without_ignored_logical_types(schema: Any) -> Any:
     if kind == "record" or kind == "error":
         cleaned["fields"] = [
             {**field, "type": without_ignored_logical_types(field["type"])}
+            if isinstance(field, dict) and "type" in field
+            else field  # fastavro says what is wrong with it
             for field in cleaned.get("fields", ())
         ]
-    elif kind == "array":
-        cleaned["items"] = without_ignored_logical_types(cleaned["items"])
-    elif kind == "map":
-        cleaned["values"] = without_ignored_logical_types(cleaned["values"])
+    for part in ("items", "values"):
+        if part in cleaned and kind in ("array", "map"):
+            cleaned[part] = without_ignored_logical_types(cleaned[part])
     return cleaned
 
 
@@ -184,10 +188,10 @@ def _map(schema: Any, walk: _Walk) -> _Mapped:
     logical = schema.get("logicalType")
     if logical == "decimal":
         precision, scale = int(schema["precision"]), int(schema.get("scale", 0))
-        if not 0 < precision <= DecimalType.MAX_PRECISION or not 0 <= scale <= precision:
+        if not 0 < precision <= _MAX_PRECISION or not 0 <= scale <= precision:
             msg = (
                 f"decimal({precision}, {scale}) does not fit Spark's decimals (precision 1 to "
-                f"{DecimalType.MAX_PRECISION}, scale 0 to the precision)"
+                f"{_MAX_PRECISION}, scale 0 to the precision)"
             )
             raise AvroMappingError(msg)
         return _Mapped(DecimalType(precision, scale), False)
