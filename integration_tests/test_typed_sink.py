@@ -72,17 +72,13 @@ ORDER_AVRO = {
         },
         {"name": "placed", "type": {"type": "long", "logicalType": "timestamp-millis"}},
         {
-            "name": "lines",
+            "name": "shipping",
             "type": {
-                "type": "array",
-                "items": {
-                    "type": "record",
-                    "name": "Line",
-                    "fields": [{"name": "sku", "type": "string"}, {"name": "qty", "type": "int"}],
-                },
+                "type": "record",
+                "name": "Address",
+                "fields": [{"name": "city", "type": "string"}, {"name": "zip", "type": "int"}],
             },
         },
-        {"name": "attributes", "type": {"type": "map", "values": "string"}},
         {"name": "coupon", "type": ["null", "string"], "default": None},
     ],
 }
@@ -95,8 +91,7 @@ def _order(i: int) -> dict[str, Any]:
         "item": f"item {i}",
         "price": Decimal(f"{i}.{i % 100:02d}"),
         "placed": PLACED + timedelta(seconds=i),
-        "lines": [{"sku": f"s{j}", "qty": j + 1} for j in range(i % 3)],
-        "attributes": {"colour": "red"} if i % 2 else {},
+        "shipping": {"city": f"city {i % 5}", "zip": 10_000 + i},
         "coupon": None if i % 4 else f"C{i}",
     }
 
@@ -123,8 +118,7 @@ def _avro_expected(i: int) -> dict[str, Any]:
         "total": order["price"] * 2,
         # PySpark hands timestamps back as naive datetimes in the local time zone.
         "placed": datetime.fromtimestamp(order["placed"].timestamp()),
-        "lines": order["lines"],
-        "attributes": order["attributes"],
+        "shipping": order["shipping"],
         "coupon": order["coupon"],
     }
 
@@ -143,7 +137,7 @@ ROUND_TRIPS = {
         payload=_avro_payload,
         transform=(
             "named_struct('id', value.id, 'item', upper(value.item), 'total', value.price * 2, "
-            "'placed', value.placed, 'lines', value.lines, 'attributes', value.attributes, "
+            "'placed', value.placed, 'shipping', value.shipping, "
             "'coupon', value.coupon)"
         ),
         expected=_avro_expected,
