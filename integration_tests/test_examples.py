@@ -64,3 +64,28 @@ def test_kafka_to_kafka_pipeline_writes_each_event_once(
     # 500 events + 10 producer retries, 5 malformed: 505 parsed events, each written once.
     assert f"Produced 510 events (5 malformed, 10 duplicates) to {topic_name}" in done.stdout
     assert "Read back 505 events with read_committed" in done.stdout, done.stdout
+
+
+def test_avro_orders_pipeline_writes_each_minute_total_once(
+    kafka_bootstrap: str, schema_registry_url: str, topic_name: str, tmp_path: Path
+) -> None:
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "avro_orders.py"),
+        "--bootstrap", kafka_bootstrap,
+        "--registry", schema_registry_url,
+        "--topic", topic_name,
+        "--orders", "400",
+        "--customers", "12",
+        "--minutes", "4",
+        "--output", str(tmp_path / "avro_orders"),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert f"Produced 400 Avro orders of 12 customers over 4 minutes to {topic_name}" in done.stdout
+    # 4 minutes of orders and a 1-minute watermark: the first 2 minutes close.
+    wrote = next(line for line in done.stdout.splitlines() if line.startswith("Wrote"))
+    assert " totals of 2 closed minutes " in wrote, done.stdout
+    totals = int(wrote.split()[1])
+    checked = f"Read back {totals} totals, each window and customer once; all equal the input's"
+    assert f"{checked}: True" in done.stdout, done.stdout

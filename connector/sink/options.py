@@ -1,7 +1,9 @@
 """The sink's options, parsed once on the driver into a frozen, picklable value.
 
 They keep the names of Spark's built-in Kafka sink (``kafka.bootstrap.servers``, ``topic``,
-``kafka.*``) and add two of ours, ``deliveryGuarantee`` and ``transactionalIdPrefix``. Spark
+``kafka.*``) and add two of ours, ``deliveryGuarantee`` and ``transactionalIdPrefix``, plus the
+source's typed-record options (``valueFormat``, ``valueSchema``, ... and ``schema.registry.*``),
+taken from the source's option table so that both sides parse them the same way. Spark
 lower-cases option keys before a Python data source sees them; messages use the spelling users
 write.
 """
@@ -14,8 +16,17 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from connector.config.kafka_config import check_client_accepts, translate_kafka_settings
-from connector.config.table import did_you_mean
+from connector.config.table import OPTIONS_BY_KEY, REGISTRY_PREFIX, did_you_mean, option_value
 from connector.errors import InvalidOptionError
+from connector.formats.options import (
+    PLAIN,
+    Framing,
+    PayloadFormat,
+    PayloadOptions,
+    PayloadSettings,
+    RegistrySettings,
+    payload_settings,
+)
 
 __all__ = ["DEFAULT_TRANSACTIONAL_ID_PREFIX", "DeliveryGuarantee", "KafkaSinkOptions", "parse"]
 
@@ -32,7 +43,24 @@ class DeliveryGuarantee(enum.Enum):
 _OURS = ("deliveryGuarantee", "transactionalIdPrefix", "topic")
 _SPARKS_OWN = ("checkpointLocation", "path", "queryName")
 """Options Spark hands every sink; they are not ours to check."""
-_KNOWN: Final = {name.lower(): name for name in (*_OURS, *_SPARKS_OWN)}
+_PAYLOAD_OPTIONS: Final = tuple(
+    OPTIONS_BY_KEY[f"{column}{suffix}".lower()]
+    for column in ("key", "value")
+    for suffix in ("Format", "Schema", "Message", "Subject", "Framing")
+)
+"""The source's typed-record options, declared once in its option table; the sink takes them."""
+_KNOWN: Final = {
+    name.lower(): name
+    for name in (*_OURS, *(option.name for option in _PAYLOAD_OPTIONS), *_SPARKS_OWN)
+}
+_SOURCE_ONLY: Final = {
+    "mode": (
+        "it is a source option (FAILFAST or PERMISSIVE: what a record that does not decode "
+        "does); the sink encodes, and a row that does not encode always fails its task. "
+        "Remove it from the sink's options"
+    ),
+}
+"""Source options a user may carry over to the sink by mistake, refused with the reason."""
 
 # Settings the sink owns: a user value would weaken what deliveryGuarantee promises.
 _OWNED_BY_SINK: Final = {
@@ -63,6 +91,9 @@ class KafkaSinkOptions:
         ``transactionalIdPrefix``: the start of every transactional id and marker group.
     kafka_settings
         librdkafka settings translated from the ``kafka.*`` options.
+    payloads
+        How the ``key`` and ``value`` columns are encoded (``keyFormat``, ``valueFormat``, ...
+        and ``schema.registry.*``); raw bytes or text, as Spark's sink takes them, by default.
     """
 
     bootstrap_servers: str
@@ -70,6 +101,7 @@ class KafkaSinkOptions:
     guarantee: DeliveryGuarantee = DeliveryGuarantee.AT_LEAST_ONCE
     transactional_id_prefix: str = DEFAULT_TRANSACTIONAL_ID_PREFIX
     kafka_settings: Mapping[str, str] = field(default_factory=dict)
+    payloads: PayloadSettings = PLAIN
 
     @property
     def exactly_once(self) -> bool:
@@ -89,7 +121,9 @@ def parse(options: Mapping[str, str]) -> KafkaSinkOptions:
     raw = {key.lower(): value for key, value in options.items()}
     java = {key[len("kafka."):]: value for key, value in raw.items() if key.startswith("kafka.")}
     for key in sorted(raw):
-        if not key.startswith("kafka.") and key not in _KNOWN:
+        if key in _SOURCE_ONLY:
+            raise InvalidOptionError(key, _SOURCE_ONLY[key])
+        if not key.startswith(("kafka.", REGISTRY_PREFIX)) and key not in _KNOWN:
             raise InvalidOptionError(key, _unknown(key))
     servers = java.pop("bootstrap.servers", "").strip()
     if not servers:
@@ -117,13 +151,56 @@ def parse(options: Mapping[str, str]) -> KafkaSinkOptions:
     prefix = raw.get("transactionalidprefix", DEFAULT_TRANSACTIONAL_ID_PREFIX).strip()
     if not prefix:
         raise InvalidOptionError("transactionalIdPrefix", "it is empty; give a prefix")
+    values = {option.name: option_value(option, raw, "stream") for option in _PAYLOAD_OPTIONS}
+    payloads = payload_settings(values, raw)
+    for payload in payloads.columns:
+        _check_writable(payload, payloads.registry, topic)
     return KafkaSinkOptions(
         bootstrap_servers=servers,
         topic=topic,
         guarantee=_guarantee(raw.get("deliveryguarantee", "at-least-once")),
         transactional_id_prefix=prefix,
         kafka_settings=settings,
+        payloads=payloads,
     )
+
+
+def _subject_needed(payload: PayloadOptions, registry: RegistrySettings | None) -> bool:
+    """Whether writing ``payload`` registers (or looks up) its schema under a subject.
+
+    It does when a registry is configured and the payloads are framed: the frame holds the
+    id the registry gives the writer schema.
+    """
+    return (
+        registry is not None
+        and payload.framing is Framing.CONFLUENT
+        and payload.format not in (PayloadFormat.BINARY, PayloadFormat.STRING)
+    )
+
+
+def _check_writable(
+    payload: PayloadOptions, registry: RegistrySettings | None, topic: str | None
+) -> None:
+    """Refuse what the sink cannot encode: a frame with no registry, a subject with no name.
+
+    The default subject is ``<topic>-value`` (``-key``) of the ``topic`` option. With no such
+    option the rows may go to many topics, and one query writes one schema: the subject must
+    then be named.
+    """
+    if payload.framing is Framing.CONFLUENT and registry is None:
+        msg = (
+            "the registry framing holds the id the registry gives the writer schema; set "
+            f"'schema.registry.url', or '{payload.option('Framing')}' to 'none' for plain "
+            "payloads"
+        )
+        raise InvalidOptionError(payload.option("Framing"), msg)
+    if _subject_needed(payload, registry) and payload.subject is None and topic is None:
+        msg = (
+            f"with no 'topic' option the sink cannot name the registry subject "
+            f"('<topic>-{payload.column}'): set '{payload.option('Subject')}', or the 'topic' "
+            "option"
+        )
+        raise InvalidOptionError(payload.option("Subject"), msg)
 
 
 def _guarantee(value: str) -> DeliveryGuarantee:
@@ -137,4 +214,8 @@ def _guarantee(value: str) -> DeliveryGuarantee:
 
 def _unknown(key: str) -> str:
     hint = did_you_mean(key, _KNOWN)
-    return f"the Kafka sink does not know this option.{hint} Known: {', '.join(_OURS)}, kafka.*"
+    known = ", ".join((*_OURS, "keyFormat", "valueFormat", "..."))
+    return (
+        f"the Kafka sink does not know this option.{hint} Known: {known}, kafka.*, "
+        f"{REGISTRY_PREFIX}*"
+    )

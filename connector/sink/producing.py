@@ -79,13 +79,22 @@ def produce_all(
     """Hand every row of ``batches`` (Arrow record batches) to ``producer``; return the count.
 
     It returns once every record is queued, not delivered: the caller flushes or commits.
+    Typed columns are encoded by encoders built once for the task.
+
+    Raises
+    ------
+    SinkInputError
+        For a row that cannot be written (no topic, a value that does not encode).
+    KafkaWriteError
+        When Kafka refuses a record.
     """
+    encoders = columns.encoders()
     produce = producer.produce
     # Fewer arguments make a faster call: some 30% of a small record's cost.
     plain = not (columns.has_partition or columns.has_headers)
     count = 0
     for batch in batches:
-        for topic, value, key, partition, headers in kafka_records(batch, columns, count):
+        for topic, value, key, partition, headers in kafka_records(batch, columns, count, encoders):
             while True:
                 try:
                     if plain:

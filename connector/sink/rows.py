@@ -3,7 +3,10 @@
 The DataFrame has a ``value`` column (string or binary, required) and may have ``key`` (string
 or binary), ``topic`` (string), ``partition`` (int) and ``headers``
 (``array<struct<key: string, value: binary>>``); other columns are ignored, as Spark does. The
-``topic`` option, when set, overrides the ``topic`` column.
+``topic`` option, when set, overrides the ``topic`` column. With a typed ``valueFormat``
+(``keyFormat``) the column holds what that format encodes instead: text for ``string``, a
+struct (or any type the schema maps to) for ``json``, ``avro`` and ``protobuf``; each row's
+value is encoded on the executors, by the format's encoder, before it is produced.
 
 The columns are checked once on the driver, against the Spark schema, so a wrong type fails
 when the query starts; the rows are converted on the executors, from the Arrow batches PySpark
@@ -26,9 +29,24 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from connector.errors import SinkInputError
+from connector.errors import InvalidOptionError, KafkaSourceError, SinkInputError
+from connector.formats.codec import Encoder, codec_for
+from connector.formats.options import (
+    PLAIN,
+    PayloadFormat,
+    PayloadOptions,
+    PayloadSettings,
+    RegistrySettings,
+)
 
-__all__ = ["KafkaRecord", "SinkColumns", "first_topic", "kafka_records"]
+__all__ = [
+    "ColumnEncoding",
+    "KafkaRecord",
+    "RowEncoders",
+    "SinkColumns",
+    "first_topic",
+    "kafka_records",
+]
 
 UNASSIGNED_PARTITION: Final = -1
 """librdkafka's "let the partitioner choose" (``RD_KAFKA_PARTITION_UA``)."""
@@ -38,6 +56,65 @@ KafkaRecord = tuple[str, Any, Any, int, Any]
 
 _BYTES_OR_TEXT = "string or binary"
 _HEADERS_TYPE = "array<struct<key: string, value: binary>>"
+_STRUCT_FORMATS = "'json', 'avro' or 'protobuf'"
+
+
+@dataclass(frozen=True)
+class ColumnEncoding:
+    """How the sink encodes one typed column; picklable, it travels to the executors.
+
+    Parameters
+    ----------
+    payload
+        The column's options (``valueFormat``, ``valueSchema``, ...).
+    spark_type_json
+        The column's Spark type, in JSON (``DataType.json()``): what the encoder is built for.
+    registry
+        ``schema.registry.*``, when set.
+    topic
+        The ``topic`` option, which names the default subject ``<topic>-value`` (``-key``).
+    """
+
+    payload: PayloadOptions
+    spark_type_json: str
+    registry: RegistrySettings | None
+    topic: str | None
+
+    def encoder(self) -> Encoder:
+        """Build the format's encoder for this column.
+
+        Raises
+        ------
+        InvalidOptionError
+            When the format cannot be written, or its schema refuses the column's type.
+        SinkInputError
+            When the encoder refuses the column's type for another reason, naming it.
+        """
+        from pyspark.sql.types import _parse_datatype_json_string
+
+        spark_type = _parse_datatype_json_string(self.spark_type_json)
+        payload = self.payload
+        try:
+            return codec_for(payload.format).encoder(payload, spark_type, self.registry, self.topic)
+        except NotImplementedError as error:
+            raise InvalidOptionError(payload.option("Format"), str(error)) from error
+        except KafkaSourceError:
+            raise
+        except Exception as error:
+            msg = (
+                f"column '{payload.column}' ({spark_type.simpleString()}) cannot be written "
+                f"with '{payload.option('Format')}' {payload.format.value!r}: "
+                f"{type(error).__name__}: {error}"
+            )
+            raise SinkInputError(msg, payload.column) from error
+
+
+@dataclass(frozen=True)
+class RowEncoders:
+    """The encoders of one task, built once for all its rows: ``None`` for a raw column."""
+
+    value: Encoder | None = None
+    key: Encoder | None = None
 
 
 @dataclass(frozen=True)
@@ -52,27 +129,56 @@ class SinkColumns:
     has_partition: bool = False
     has_headers: bool = False
     topic: str | None = None
+    value_encoding: ColumnEncoding | None = None
+    key_encoding: ColumnEncoding | None = None
 
     @classmethod
-    def from_schema(cls, schema: StructType, topic: str | None) -> SinkColumns:
-        """Check the input schema against the sink's contract; ``topic`` is the option.
+    def from_schema(
+        cls, schema: StructType, topic: str | None, payloads: PayloadSettings = PLAIN
+    ) -> SinkColumns:
+        """Check the input schema against the sink's contract and the columns' formats.
+
+        Parameters
+        ----------
+        schema
+            The DataFrame's schema.
+        topic
+            The ``topic`` option.
+        payloads
+            The ``keyFormat`` / ``valueFormat`` options: a typed column takes the type its
+            format encodes instead of string or binary.
 
         Raises
         ------
         SinkInputError
-            For a missing ``value`` column, a column of the wrong type, or no topic at all
-            (neither the option nor a column), naming the column.
+            For a missing ``value`` column, a column of the wrong type (for a typed column,
+            naming its format option too), a ``keyFormat`` with no ``key`` column, or no
+            topic at all (neither the option nor a column), naming the column.
         """
         types = {f.name: f.dataType for f in schema.fields}
         if "value" not in types:
             msg = (
-                "the Kafka sink needs a 'value' column (string or binary); the input has "
-                f"{sorted(types)}. Select or alias one, e.g. to_json(struct(*)) AS value"
+                "the Kafka sink needs a 'value' column (string or binary, or the type "
+                f"'valueFormat' encodes); the input has {sorted(types)}. Select or alias one, "
+                "e.g. struct(*) AS value"
             )
             raise SinkInputError(msg, "value")
-        for name in ("value", "key"):
-            if name in types:
-                _check_type(name, types[name], (StringType, BinaryType), _BYTES_OR_TEXT)
+        encodings: dict[str, ColumnEncoding] = {}
+        for payload in (payloads.value, payloads.key):
+            name = payload.column
+            if name not in types:
+                if payload.typed:
+                    msg = (
+                        f"'{payload.option('Format')}' is {payload.format.value!r} but the "
+                        f"input has no '{name}' column; add one or drop the option"
+                    )
+                    raise SinkInputError(msg, name)
+                continue
+            _check_payload_type(payload, types[name])
+            if payload.typed:
+                encodings[name] = ColumnEncoding(
+                    payload, types[name].json(), payloads.registry, topic
+                )
         if "topic" in types:
             _check_type("topic", types["topic"], (StringType,), "string")
         if "partition" in types:
@@ -95,7 +201,52 @@ class SinkColumns:
             has_partition="partition" in types,
             has_headers="headers" in types,
             topic=topic,
+            value_encoding=encodings.get("value"),
+            key_encoding=encodings.get("key"),
         )
+
+    def encoders(self) -> RowEncoders:
+        """Build the typed columns' encoders, for one task.
+
+        Once per task on the executors, and once on the driver, so that a schema that refuses
+        the column fails when the query starts.
+        """
+        return RowEncoders(
+            value=self.value_encoding.encoder() if self.value_encoding else None,
+            key=self.key_encoding.encoder() if self.key_encoding else None,
+        )
+
+
+_ACCEPTED: Final = {
+    PayloadFormat.BINARY: (
+        (StringType, BinaryType),
+        "the Kafka sink needs string or binary. Cast it, e.g. CAST({name} AS STRING), or set "
+        f"'{{option}}' to {_STRUCT_FORMATS} to encode a struct",
+    ),
+    PayloadFormat.STRING: (
+        (StringType,),
+        "'{option}' is 'string', which writes string columns. Cast it, e.g. CAST({name} AS "
+        f"STRING), or choose {_STRUCT_FORMATS} for a struct",
+    ),
+    PayloadFormat.PROTOBUF: (
+        (StructType,),
+        "'{option}' is 'protobuf', which writes a message from a struct column; build one, "
+        "e.g. struct(*) AS {name}",
+    ),
+}
+"""The column types a format takes, and why others are refused; ``json`` and ``avro`` leave it
+to the schema, which the encoder checks when it is built."""
+
+
+def _check_payload_type(payload: PayloadOptions, actual: DataType) -> None:
+    """Refuse a column its format cannot encode, naming the column and the format option."""
+    if payload.format not in _ACCEPTED:
+        return
+    allowed, why = _ACCEPTED[payload.format]
+    if not isinstance(actual, allowed):
+        name = payload.column
+        reason = why.format(name=name, option=payload.option("Format"))
+        raise SinkInputError(f"column '{name}' has type {actual.simpleString()}; {reason}", name)
 
 
 def _check_type(name: str, actual: DataType, allowed: tuple[type, ...], wanted: str) -> None:
@@ -118,7 +269,9 @@ def _is_headers(actual: DataType) -> bool:
     )
 
 
-def kafka_records(batch: Any, columns: SinkColumns, first_row: int = 0) -> Iterator[KafkaRecord]:
+def kafka_records(
+    batch: Any, columns: SinkColumns, first_row: int = 0, encoders: RowEncoders | None = None
+) -> Iterator[KafkaRecord]:
     """Yield one Kafka record per row of an Arrow record batch.
 
     Parameters
@@ -129,15 +282,23 @@ def kafka_records(batch: Any, columns: SinkColumns, first_row: int = 0) -> Itera
         The checked columns.
     first_row
         The index of the batch's first row in the task's input, for error messages.
+    encoders
+        The task's encoders (:meth:`SinkColumns.encoders`); built here when not given.
 
     Raises
     ------
     SinkInputError
-        For a row whose topic is null (and no ``topic`` option), naming the row.
+        For a row whose topic is null (and no ``topic`` option), or whose typed value or key
+        does not encode, naming the row.
     """
     rows = batch.num_rows
-    values = batch.column("value").to_pylist()
-    keys = batch.column("key").to_pylist() if columns.has_key else repeat(None, rows)
+    if encoders is None:
+        encoders = columns.encoders()
+    values = _column(batch, "value", encoders.value, columns.value_encoding, first_row)
+    if columns.has_key:
+        keys: Any = _column(batch, "key", encoders.key, columns.key_encoding, first_row)
+    else:
+        keys = repeat(None, rows)
     if columns.topic is not None:
         topics: Any = repeat(columns.topic, rows)
     else:
@@ -167,6 +328,33 @@ def kafka_records(batch: Any, columns: SinkColumns, first_row: int = 0) -> Itera
     return zip(topics, values, keys, partitions, headers, strict=False)
 
 
+def _column(
+    batch: Any,
+    name: str,
+    encode: Encoder | None,
+    encoding: ColumnEncoding | None,
+    first_row: int,
+) -> list[Any]:
+    """Give the column's values as the producer takes them: encoded when typed, nulls kept."""
+    values = batch.column(name).to_pylist()
+    if encode is None or encoding is None:
+        return values
+    encoded: list[Any] = []
+    append = encoded.append
+    try:
+        for value in values:
+            append(None if value is None else encode(value))
+    except Exception as error:
+        payload = encoding.payload
+        msg = (
+            f"row {first_row + len(encoded)} of this task: column '{name}' does not encode as "
+            f"'{payload.option('Format')}' {payload.format.value!r}: "
+            f"{type(error).__name__}: {error}"
+        )
+        raise SinkInputError(msg, name) from error
+    return encoded
+
+
 def first_topic(batch: Any, columns: SinkColumns) -> str:
     """Return the topic of a non-empty batch's first row (the option, else the column).
 
@@ -179,5 +367,5 @@ def first_topic(batch: Any, columns: SinkColumns) -> str:
         return columns.topic
     topic = batch.column("topic")[0].as_py()
     if topic is None:
-        next(kafka_records(batch.slice(0, 1), columns))  # raises, naming the row
+        next(kafka_records(batch.slice(0, 1), columns, encoders=RowEncoders()))  # raises
     return topic

@@ -135,13 +135,16 @@ def make_writer(
     InvalidOptionError
         For a bad option, or the ``overwrite`` save mode (Kafka topics are append-only).
     SinkInputError
-        For input columns the sink cannot write.
+        For input columns the sink cannot write, or a typed column whose format's encoder
+        refuses its type (the encoders are built here once, so that this fails before any
+        task runs).
     """
     if overwrite:
         msg = "Kafka topics are append-only; write with mode('append')"
         raise InvalidOptionError("mode", f"'overwrite' is not supported: {msg}")
     options = parse(raw_options)
-    columns = SinkColumns.from_schema(schema, options.topic)
+    columns = SinkColumns.from_schema(schema, options.topic, options.payloads)
+    columns.encoders()
     if streaming:
         return KafkaStreamWriter(options, columns)
     return KafkaBatchWriter(options, columns)

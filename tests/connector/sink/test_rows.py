@@ -14,8 +14,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from connector.errors import SinkInputError
-from connector.sink.rows import SinkColumns, first_topic, kafka_records
+from connector.errors import InvalidOptionError, SinkInputError
+from connector.formats.options import PLAIN, PayloadFormat, PayloadOptions, PayloadSettings
+from connector.sink.rows import RowEncoders, SinkColumns, first_topic, kafka_records
 
 HEADERS = ArrayType(
     StructType([StructField("key", StringType()), StructField("value", BinaryType())])
@@ -84,3 +85,100 @@ def test_a_row_without_topic_is_refused_naming_the_row() -> None:
         kafka_records(batch, SinkColumns(has_topic=True), first_row=11)
     with pytest.raises(SinkInputError, match="row 0 of this task"):
         first_topic(batch.slice(1), SinkColumns(has_topic=True))
+
+
+ORDER = StructType([StructField("id", LongType()), StructField("item", StringType())])
+
+
+def typed(value: str = "binary", key: str = "binary") -> PayloadSettings:
+    return PayloadSettings(
+        PayloadOptions("key", PayloadFormat(key)), PayloadOptions("value", PayloadFormat(value))
+    )
+
+
+def test_a_typed_column_takes_what_its_format_encodes() -> None:
+    columns = SinkColumns.from_schema(
+        schema(key=StringType(), value=ORDER), "t", typed(value="avro", key="string")
+    )
+    assert columns.value_encoding.payload.format is PayloadFormat.AVRO
+    assert columns.value_encoding.spark_type_json == ORDER.json()
+    assert columns.value_encoding.topic == "t"
+    assert columns.key_encoding.payload.format is PayloadFormat.STRING
+    plain = SinkColumns.from_schema(schema(value=BinaryType()), "t", PLAIN)
+    assert (plain.value_encoding, plain.key_encoding) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("columns", "payloads", "refused", "message"),
+    [
+        ({"value": ORDER}, typed(value="string"), "value", "'valueFormat' is 'string'.*'avro'"),
+        ({"value": ORDER}, PLAIN, "value", "struct<id:bigint,item:string>.*'valueFormat' to"),
+        ({"value": BinaryType(), "key": LongType()}, typed(key="string"), "key", "'keyFormat'"),
+        ({"value": StringType()}, typed(value="protobuf"), "value", "'protobuf', which writes"),
+        ({"value": StringType()}, typed(key="avro"), "key", "input has no 'key' column"),
+    ],
+)
+def test_a_column_its_format_cannot_encode_is_refused(columns, payloads, refused, message) -> None:
+    with pytest.raises(SinkInputError, match=message) as error:
+        SinkColumns.from_schema(schema(**columns), "t", payloads)
+    assert error.value.column == refused
+
+
+def test_typed_values_are_encoded_and_nulls_stay_tombstones() -> None:
+    columns = SinkColumns.from_schema(
+        schema(key=StringType(), value=StringType()), "t", typed(value="string", key="string")
+    )
+    batch = pa.RecordBatch.from_pydict({"key": ["k1", None], "value": ["välue", None]})
+    assert [record[:3] for record in kafka_records(batch, columns)] == [
+        ("t", "välue".encode(), b"k1"),
+        ("t", None, None),
+    ]
+
+
+def test_a_value_that_does_not_encode_names_its_row_and_column() -> None:
+    columns = SinkColumns.from_schema(schema(value=ORDER), "t", typed(value="avro"))
+    batch = pa.RecordBatch.from_pylist(
+        [{"value": {"id": 1, "item": "a"}}, {"value": {"id": None, "item": "b"}}],
+        schema=pa.schema([("value", pa.struct([("id", pa.int64()), ("item", pa.string())]))]),
+    )
+
+    def encode(value: dict) -> bytes:  # stands in for a codec: the id is required
+        return value["id"].to_bytes(8, "big")
+
+    with pytest.raises(
+        SinkInputError,
+        match="row 5 of this task: column 'value' does not "
+        "encode as 'valueFormat' 'avro': AttributeError",
+    ) as refused:
+        list(kafka_records(batch, columns, first_row=4, encoders=RowEncoders(value=encode)))
+    assert refused.value.column == "value"
+
+
+class _RefusingCodec:
+    """Stands in for a format whose encoder refuses what it is given."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def encoder(self, payload, spark_type, registry, topic):
+        raise self.error
+
+
+def test_an_encoder_that_cannot_be_built_names_the_option_or_column(monkeypatch) -> None:
+    columns = SinkColumns.from_schema(schema(value=ORDER), "t", typed(value="avro"))
+    monkeypatch.setattr(
+        "connector.sink.rows.codec_for",
+        lambda fmt: _RefusingCodec(NotImplementedError("writing 'avro' is not supported")),
+    )
+    with pytest.raises(InvalidOptionError, match="not supported") as refused:
+        columns.encoders()
+    assert refused.value.option == "valueFormat"
+    monkeypatch.setattr(
+        "connector.sink.rows.codec_for", lambda fmt: _RefusingCodec(TypeError("no field 'qty'"))
+    )
+    with pytest.raises(
+        SinkInputError,
+        match=r"column 'value' \(struct<id:bigint,item:string>\) cannot be "
+        "written with 'valueFormat' 'avro': TypeError: no field 'qty'",
+    ):
+        columns.encoders()

@@ -48,3 +48,68 @@ def test_a_bad_option_is_refused_by_name(extra, option, message) -> None:
 def test_the_brokers_are_required() -> None:
     with pytest.raises(InvalidOptionError, match="kafka.bootstrap.servers"):
         parse({"topic": "t"})
+
+
+REGISTRY = {"schema.registry.url": "http://registry:8081"}
+AVRO = '{"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}'
+
+
+def test_the_typed_record_options_are_the_source_s() -> None:
+    options = parse(
+        {**SERVERS, "topic": "out", "VALUEFORMAT": "avro", "valueSchema": AVRO, **REGISTRY}
+    )
+    value, key = options.payloads.value, options.payloads.key
+    assert (value.format.value, value.schema, value.framing.value) == ("avro", AVRO, "confluent")
+    assert (key.format.value, key.typed) == ("binary", False)
+    assert options.payloads.registry.url == "http://registry:8081"
+    plain = parse({**SERVERS, "topic": "out", "keyFormat": "string"}).payloads
+    assert (plain.key.format.value, plain.value.format.value, plain.registry) == (
+        "string",
+        "binary",
+        None,
+    )
+
+
+def test_a_named_subject_stands_in_for_the_topic_option() -> None:
+    options = parse({**SERVERS, "valueFormat": "avro", "valueSubject": "orders-value", **REGISTRY})
+    assert options.payloads.value.subject == "orders-value"
+    assert options.topic is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "option", "message"),
+    [
+        ({"mode": "PERMISSIVE"}, "mode", "source option"),
+        ({"valueFormt": "avro"}, "valueformt", "Did you mean 'valueFormat'"),
+        ({"valueFormat": "xml"}, "valueFormat", "'avro'"),
+        ({"valueSchema": "a INT"}, "valueSchema", "typed formats only"),
+        ({"valueFormat": "avro"}, "valueSchema", "schema.registry.url"),
+        (
+            {"schema.registry.basic.auth.user.info": "u:p"},
+            "schema.registry.basic.auth.user.info",
+            "schema.registry.url",
+        ),
+        (
+            {"valueFormat": "avro", "valueSchema": AVRO, "valueFraming": "confluent"},
+            "valueFraming",
+            "schema.registry.url",
+        ),
+        ({"valueFormat": "avro", **REGISTRY}, "valueSubject", "'topic' option"),
+        (
+            {"keyFormat": "json", "keySchema": "id INT", "keyFraming": "confluent", **REGISTRY},
+            "keySubject",
+            "<topic>-key",
+        ),
+    ],
+)
+def test_a_bad_typed_option_is_refused_by_name(extra, option, message) -> None:
+    with pytest.raises(InvalidOptionError, match=message) as refused:
+        parse({**SERVERS, **extra})
+    assert refused.value.option == option
+
+
+def test_plain_payloads_with_an_inline_schema_need_no_subject() -> None:
+    options = parse(
+        {**SERVERS, "valueFormat": "avro", "valueSchema": AVRO, "valueFraming": "none", **REGISTRY}
+    )
+    assert options.payloads.value.framing.value == "none"
