@@ -343,7 +343,9 @@ _json_values = st.recursive(
 @given(
     state=_states(),
     extras=st.dictionaries(
-        st.text(min_size=1, max_size=8).filter(lambda k: k not in ("version", "slots", "topics", "topicIds")),
+        st.text(min_size=1, max_size=8).filter(
+            lambda k: k not in ("version", "slots", "topics", "topicIds")
+        ),
         _json_values,
         max_size=3,
     ),
