@@ -18,7 +18,7 @@ Expected output (numbers depend on ``--events``)::
 
     Produced 2040 events (20 malformed, 40 duplicates) to shop-events on 127.0.0.1:PORT
     Wrote 1980 clean events to output/etl/events (checkpoint: output/etl/checkpoint)
-    Source offsets (slots document): {"version": 2, "slots": [{"shop-events": {"0": 520}}], ...}
+    Source offsets (slots document): {"version": 3, "slots": 4, "topics": {"shop-events": ...
     +--------+-----+------------+
     |action  |count|total_amount|
     ...

@@ -38,6 +38,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from connector.testing.local_kafka import LocalKafka
+from state import SlotsDocument
 
 T0 = 1_763_700_000_000  # 2025-11-21T04:40:00Z, a whole minute
 
@@ -72,10 +73,9 @@ def offsets_in(checkpoint: Path) -> list[dict]:
         if not path.name.isdigit():
             continue
         lines = path.read_text().splitlines()
-        document = json.loads(lines[-1])
-        offsets = {
-            int(p): o for slot in document["slots"] for ps in slot.values() for p, o in ps.items()
-        }
+        # The slots document reads every version and layout the source writes.
+        state = SlotsDocument.from_json(lines[-1]).state
+        offsets = {tp.partition: offset for tp, offset in state.offsets().items()}
         batches.append({"watermark": json.loads(lines[1])["batchWatermarkMs"], "offsets": offsets})
     return batches
 

@@ -10,6 +10,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
+from state import SlotsDocument
+
 OUR_FORMAT = "kafka-rescalable"
 BUILTIN_FORMAT = "kafka"
 
@@ -100,11 +102,33 @@ def committed_batches(checkpoint: Path) -> int:
 
 
 def slots_of(document: dict) -> list[set[tuple[str, int]]]:
-    """Return the topic-partitions each slot owns in a slots document."""
+    """Return the topic-partitions each slot owns in a slots document (any version)."""
     return [
-        {(topic, int(p)) for topic, partitions in slot.items() for p in partitions}
-        for slot in document["slots"]
+        {(sub.topic, sub.partition) for sub in slot}
+        for slot in SlotsDocument.from_dict(document).state.slots
     ]
+
+
+def slot_count(document: dict) -> int:
+    """Return the number of reader slots of a slots document (any version)."""
+    return SlotsDocument.from_dict(document).state.num_slots
+
+
+def slot_layout(document: dict) -> list[dict[str, dict[str, int]]]:
+    """Return a slots document's ``slots`` as versions 1 and 2 wrote them, one map per slot."""
+    slots = []
+    for slot in SlotsDocument.from_dict(document).state.slots:
+        topics: dict[str, dict[str, int]] = {}
+        for sub in slot:
+            topics.setdefault(sub.topic, {})[str(sub.partition)] = sub.offset
+        slots.append(topics)
+    return slots
+
+
+def next_offsets(document: dict) -> dict[int, int]:
+    """Return the next offset per partition number of a one-topic slots document."""
+    offsets = SlotsDocument.from_dict(document).state.offsets()
+    return {tp.partition: offset for tp, offset in offsets.items()}
 
 
 def read_positions(spark: SparkSession, output: Path) -> list[tuple[int, int]]:

@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 from integration_tests.kafka_helpers import BackgroundProducer, Record, create_topic, produce
 from integration_tests.spark_helpers import (
     committed_batches,
+    next_offsets,
     offset_log,
     read_positions,
     run_available_now,
@@ -21,9 +22,7 @@ from integration_tests.spark_helpers import (
     wait_until,
 )
 
-
-def offsets_of(document: dict) -> dict[int, int]:
-    return {int(p): o for slot in document["slots"] for ps in slot.values() for p, o in ps.items()}
+offsets_of = next_offsets
 
 
 @pytest.mark.pyspark_versions

@@ -15,6 +15,7 @@ from integration_tests.spark_helpers import (
     offset_log,
     read_positions,
     run_available_now,
+    slot_count,
     slots_of,
     start_parquet_stream,
     wait_until,
@@ -36,7 +37,7 @@ def auto_slots(
     )
     assert spark.read.parquet(str(output)).count() == 10 * partitions
     documents = offset_log(checkpoint)
-    return len(documents[max(documents)]["slots"])
+    return slot_count(documents[max(documents)])
 
 
 def test_auto_in_local_mode_uses_the_local_cores(
@@ -49,7 +50,7 @@ def latest_slot_count(checkpoint: Path) -> int | None:
     if not (checkpoint / "offsets").exists():
         return None
     documents = offset_log(checkpoint)
-    return len(documents[max(documents)]["slots"]) if documents else None
+    return slot_count(documents[max(documents)]) if documents else None
 
 
 def test_auto_follows_executors_added_and_removed(

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from integration_tests.connect_query import PARTITIONS, PER_RUN
 from integration_tests.kafka_helpers import read_all
 from integration_tests.query_process import start_query_process, stop_query_process
-from integration_tests.spark_helpers import offset_log
+from integration_tests.spark_helpers import offset_log, slot_count
 
 
 def test_a_stream_through_spark_connect_rescales_and_writes_every_record_once(
@@ -44,5 +44,5 @@ def test_a_stream_through_spark_connect_rescales_and_writes_every_record_once(
     assert Counter(tuple(int(n) for n in r.value.decode().split(":")) for r in written) == expected
     for checkpoint in ("checkpoint-parquet", "checkpoint-kafka"):
         documents = offset_log(tmp_path / checkpoint)
-        slots = [len(documents[batch]["slots"]) for batch in sorted(documents)]
+        slots = [slot_count(documents[batch]) for batch in sorted(documents)]
         assert slots[0] == 2 and slots[-1] == 3, (checkpoint, slots)

@@ -13,6 +13,7 @@ from integration_tests.spark_helpers import (
     offset_log,
     read_positions,
     run_available_now,
+    slot_count,
     start_parquet_stream,
     wait_until,
 )
@@ -50,4 +51,4 @@ def test_sigkill_mid_batch_then_restart_loses_and_duplicates_nothing(
     )
     assert read_positions(spark, output) == sorted(produced)
     documents = offset_log(checkpoint)
-    assert len(documents[max(documents)]["slots"]) == 3
+    assert slot_count(documents[max(documents)]) == 3

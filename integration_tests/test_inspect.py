@@ -11,8 +11,10 @@ from pyspark.sql import SparkSession
 
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import (
+    next_offsets,
     offset_log,
     run_available_now,
+    slot_count,
     slots_of,
     start_parquet_stream,
 )
@@ -82,7 +84,7 @@ def test_inspect_shows_the_rescale_from_2_to_5_slots(
 
     # The latest batch: 5 slots, every partition once, with its next offset.
     text = inspect(str(checkpoint))
-    first_five = min(b for b, d in documents.items() if len(d["slots"]) == 5)
+    first_five = min(b for b, d in documents.items() if slot_count(d) == 5)
     assert (
         f"slots per batch: {_span(0, at_two)}: 2 slots; {_span(first_five, last)}: 5 slots"
     ) in text
@@ -90,8 +92,8 @@ def test_inspect_shows_the_rescale_from_2_to_5_slots(
     assert "source 0: kafka-rescalable, 5 slots, 6 partitions" in text
     assert f"total: {PARTITIONS} partitions in 5 slots" in text
     for index, owned in enumerate(slots_of(documents[last])):
-        offsets = documents[last]["slots"][index][topic_name]
-        listed = " ".join(f"{p}@{offsets[str(p)]}" for _, p in sorted(owned))
+        offsets = next_offsets(documents[last])
+        listed = " ".join(f"{p}@{offsets[p]}" for _, p in sorted(owned))
         count = f"{len(owned)} partition" + ("" if len(owned) == 1 else "s")
         assert f"    slot {index} ({count}): {topic_name}: {listed}\n" in text
 

@@ -23,7 +23,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from connector.metrics import publish
 from integration_tests.kafka_helpers import Record, create_topic, produce
-from integration_tests.spark_helpers import kafka_stream, wait_until
+from integration_tests.spark_helpers import kafka_stream, next_offsets, wait_until
 
 PARTITIONS = 4
 
@@ -62,7 +62,7 @@ def progress_end(query: StreamingQuery, batch_id: int) -> dict[int, int]:
     (progress,) = [p for p in query.recentProgress if p.batchId == batch_id]
     end = progress.sources[0].endOffset
     document = json.loads(end) if isinstance(end, str) else end
-    return {int(p): o for slot in document["slots"] for ps in slot.values() for p, o in ps.items()}
+    return next_offsets(document)
 
 
 @pytest.fixture

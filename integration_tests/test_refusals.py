@@ -167,6 +167,7 @@ def test_a_corrupt_checkpoint_offset_is_refused_with_what_to_do(
     run_available_now(start())
 
     def not_an_offset(document: dict) -> dict:
+        # One partition in one slot: written in the slot layout, the shorter here.
         document["slots"][0][topic_name]["0"] = "five"  # valid JSON, not an offset
         return document
 

@@ -27,8 +27,10 @@ from integration_tests.spark_helpers import (
     OUR_FORMAT,
     batch_read,
     committed_batches,
+    next_offsets,
     read_positions,
     run_available_now,
+    slots_of,
     start_parquet_stream,
 )
 
@@ -125,7 +127,8 @@ def test_spark_asking_twice_for_the_initial_offset_gets_one_position(
     reader = KafkaStreamReader(parse_options(options, "stream"))
     try:
         first = reader.initialOffset()
-        assert first["slots"] == [{topic_name: {"0": 2}}, {topic_name: {"1": 5}}]
+        assert slots_of(first) == [{(topic_name, 0)}, {(topic_name, 1)}]
+        assert next_offsets(first) == {0: 2, 1: 5}
         commit(kafka_bootstrap, group, topic_name, {0: 4, 1: 1})
         produce(kafka_bootstrap, topic_name, spread(2, 3, "b"))
         assert reader.initialOffset() == first

@@ -12,6 +12,7 @@ from integration_tests.spark_helpers import (
     OUR_FORMAT,
     offset_log,
     run_available_now,
+    slots_of,
     start_parquet_stream,
 )
 
@@ -84,16 +85,12 @@ def test_available_now_reads_every_record_once(
 
     documents = offset_log(checkpoint)
     last = documents[max(documents)]
-    assert last["version"] == 2
+    assert last["version"] == 3
     assert set(last["topicIds"]) == {topic_name}, "the topic's Kafka id is kept with its offsets"
-    assert len(last["slots"]) == 4, "default parallelism is one slot per partition"
-    owned = [
-        (topic, int(p), o)
-        for slot in last["slots"]
-        for topic, ps in slot.items()
-        for p, o in ps.items()
-    ]
-    assert sorted(owned) == [(topic_name, p, 100) for p in range(4)]
+    # Four partitions dealt round-robin to four slots: the topic layout, no slot listed.
+    assert last["slots"] == 4, "default parallelism is one slot per partition"
+    assert last["topics"] == {topic_name: {"offsets": [100, 100, 100, 100]}}
+    assert slots_of(last) == [{(topic_name, p)} for p in range(4)]
 
 
 def test_new_records_are_read_by_the_next_run(
@@ -118,4 +115,4 @@ def test_new_records_are_read_by_the_next_run(
     seen = [(row.partition, row.offset) for row in rows]
     assert sorted(seen) == sorted(first + second)
     last = offset_log(checkpoint)[max(offset_log(checkpoint))]
-    assert len(last["slots"]) == 3 and all(last["slots"]), "every slot owns a partition"
+    assert len(slots_of(last)) == 3 and all(slots_of(last)), "every slot owns a partition"

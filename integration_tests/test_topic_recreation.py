@@ -25,6 +25,7 @@ from integration_tests.spark_helpers import (
     read_positions,
     rewrite_last_offset,
     run_available_now,
+    slot_layout,
     start_parquet_stream,
 )
 
@@ -107,8 +108,9 @@ def test_recreated_topic_with_fewer_records_restarts_at_its_earliest(
     assert sorted((r.partition, r.offset) for r in new_rows.collect()) == sorted(fresh)
 
 
-def test_a_version_1_checkpoint_resumes_and_learns_topic_ids(
-    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_version_1_or_2_checkpoint_resumes_exactly_and_is_written_as_version_3(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path, version: int
 ) -> None:
     create_topic(kafka_bootstrap, topic_name, partitions=2)
     first = produce(kafka_bootstrap, topic_name, [Record(value=b"a%d" % i) for i in range(40)])
@@ -118,13 +120,20 @@ def test_a_version_1_checkpoint_resumes_and_learns_topic_ids(
         run_to_end(spark, kafka_bootstrap, topic_name, tmp_path)
 
     run()
-    # Rewrite the last offset entry as an older connector wrote it: version 1, no ids.
-    rewrite_last_offset(checkpoint, lambda document: {"version": 1, "slots": document["slots"]})
+    ids = offset_log(checkpoint)[max(offset_log(checkpoint))]["topicIds"]
+
+    # Rewrite the last offset entry as an older connector wrote it: one map per slot, and
+    # in version 1 no topic ids.
+    def older(document: dict) -> dict:
+        old = {"version": version, "slots": slot_layout(document)}
+        return {**old, "topicIds": ids} if version == 2 else old
+
+    rewrite_last_offset(checkpoint, older)
     later = produce(kafka_bootstrap, topic_name, [Record(value=b"b%d" % i) for i in range(20)])
     run()
     assert read_positions(spark, output) == sorted(first + later)
     newest = offset_log(checkpoint)[max(offset_log(checkpoint))]
-    assert newest["version"] == 2 and topic_name in newest["topicIds"]
+    assert newest["version"] == 3 and newest["topicIds"] == ids, "v1 learns the ids again"
 
 
 def test_an_end_gone_back_with_the_same_topic_id_goes_on_from_the_new_end(
@@ -141,8 +150,7 @@ def test_an_end_gone_back_with_the_same_topic_id_goes_on_from_the_new_end(
     # As after an unclean leader election: the checkpoint is past the log's end, the topic
     # (its id) the same. It must not be read again from its start.
     def past_the_end(document: dict) -> dict:
-        document["slots"][0][topic_name]["0"] = 80
-        return document
+        return {**document, "slots": [{topic_name: {"0": 80}}]}  # one partition, one slot
 
     rewrite_last_offset(checkpoint, past_the_end)
     run()

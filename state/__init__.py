@@ -25,6 +25,7 @@ from state.document import (
     SLOTS_DOCUMENT_VERSION,
     SUPPORTED_VERSIONS,
     TOPIC_IDS_KEY,
+    TOPICS_KEY,
     SlotsDocument,
 )
 from state.errors import (
@@ -60,6 +61,7 @@ __all__ = [
     "SLOTS_DOCUMENT_VERSION",
     "SUPPORTED_VERSIONS",
     "TOPIC_IDS_KEY",
+    "TOPICS_KEY",
     "DuplicatePartitionError",
     "ForeignCheckpointError",
     "KafkaRescalableError",

@@ -1,15 +1,24 @@
 """The slots document: the JSON Spark keeps in its checkpoint offset log for this source.
 
 The module is long because every refusal of a checkpointed document names the path of the bad
-value and says what to do, and both versions of the format are read here.
+value and says what to do, and every version of the format is read here.
 
-Shape, version 2::
+Version 3 has two layouts and the writer takes the shorter, so a version 3 document is never
+longer than version 2 would be. The *topic layout* (``state.topic_layout``) names each topic
+once, its offsets in an array, and is what thousands of partitions get::
 
-    {"version": 2, "slots": [{"<topic>": {"<partition>": <next offset>}}, ...],
+    {"version": 3, "slots": 1000, "topics": {"<topic>": {"offsets": [<next offset>, ...]}},
      "topicIds": {"<topic>": "<Kafka topic id>"}}
 
-One object per reader slot, each in Spark's own per-topic form (partition keys are decimal
-strings), so a person who knows Spark's Kafka checkpoints can read ours. ``topicIds`` holds
+The *slot layout*, version 2's, is one object per reader slot, each in Spark's own per-topic
+form (partition keys are decimal strings), so a person who knows Spark's Kafka checkpoints can
+read ours; a small state is often shorter this way::
+
+    {"version": 3, "slots": [{"<topic>": {"<partition>": <next offset>}}, ...],
+     "topicIds": {"<topic>": "<Kafka topic id>"}}
+
+``slots`` tells them apart: the number of slots in the topic layout, their array in the slot
+layout. Version 2 is the slot layout alone. ``topicIds`` holds
 Kafka's id of each topic the offsets belong to: a topic deleted and re-created under the same
 name gets a new id, which is how a re-creation between two batches is always noticed, even
 when the new topic already holds more records than the checkpointed offset. Version 1, written
@@ -28,9 +37,16 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Final
 
+from state._json import JSON_OBJECTS as _JSON_OBJECTS
+from state._json import JsonObject as _JsonObject
+from state._json import kind as _kind
+from state._json import no_constant as _no_constant
+from state._json import repeated as _repeated
 from state.errors import ForeignCheckpointError, OffsetDocumentError
 from state.offset_state import OffsetState, _sorted
 from state.partitions import (
@@ -40,19 +56,24 @@ from state.partitions import (
     TopicPartition,
     _partition_offset,
 )
+from state.topic_layout import TOPICS_KEY, read_topic_layout, topic_layout
 
-__all__ = ["SLOTS_DOCUMENT_VERSION", "SUPPORTED_VERSIONS", "SlotsDocument"]
+__all__ = ["SLOTS_DOCUMENT_VERSION", "SUPPORTED_VERSIONS", "TOPICS_KEY", "SlotsDocument"]
 
-SLOTS_DOCUMENT_VERSION: Final = 2
+SLOTS_DOCUMENT_VERSION: Final = 3
 """The version :meth:`SlotsDocument.to_dict` writes."""
 
-SUPPORTED_VERSIONS: Final = frozenset({1, 2})
+SUPPORTED_VERSIONS: Final = frozenset({1, 2, 3})
 """The versions :meth:`SlotsDocument.from_dict` reads."""
 
 TOPIC_IDS_KEY: Final = "topicIds"
 """The section of version 2 that maps each topic to its Kafka topic id."""
 
-_RESERVED: Final = frozenset({"version", "slots", TOPIC_IDS_KEY})
+# Never extras. Read in the versions that have them (topicIds from 2, topics from 3), dropped
+# from older ones, which no connector wrote them in: they are not carried forward.
+_offset_of = attrgetter("offset")
+_partition_of = attrgetter("partition")
+_RESERVED: Final = frozenset({"version", "slots", TOPIC_IDS_KEY, TOPICS_KEY})
 # Canonical decimal only: "01" or "+1" would name partition 1 a second way, and str.isdigit
 # accepts non-ASCII digits.
 _PARTITION_KEY: Final = re.compile(r"0|[1-9][0-9]*")
@@ -84,6 +105,8 @@ class SlotsDocument:
     state: OffsetState
     extras: Mapping[str, Any] = field(default_factory=dict)
     topic_ids: Mapping[str, str] = field(default_factory=dict)
+    # Whether the topic layout is the shorter, decided on first write; derived, like a cache.
+    _by_topic: bool | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Copy the extras through JSON, so the document is a value no caller can change."""
@@ -114,23 +137,35 @@ class SlotsDocument:
     def to_dict(self) -> dict[str, Any]:
         """Return the document as plain, fresh dicts and lists, ready for ``json.dumps``.
 
-        Keys come in a fixed order (``version``, ``slots``, then the extras sorted by key;
-        topics sorted; partitions in numeric order, not string order) so the JSON is stable
-        without ``sort_keys``, which would put partition "10" before "2".
+        Keys come in a fixed order (``version``, ``slots``, ``topics`` in the topic layout,
+        ``topicIds``, then the extras sorted by key; topics sorted; partitions in numeric
+        order, not string order) so the JSON is stable without ``sort_keys``, which would put
+        partition "10" before "2". The layout is the shorter of the two (see the module), in
+        Spark's spacing (``json.dumps`` defaults, as Spark writes the offset log) and in
+        :meth:`to_json`'s; the topic layout on a tie. The same state always takes the same.
         """
-        slots = []
-        for slot in self.state.slots:
-            topics: dict[str, dict[str, int]] = {}
-            for sub in slot:  # sorted by (topic, partition) already
-                topics.setdefault(sub.topic, {})[str(sub.partition)] = sub.offset
-            slots.append(topics)
-        document: dict[str, Any] = {"version": SLOTS_DOCUMENT_VERSION, "slots": slots}
+        document: dict[str, Any] = {"version": SLOTS_DOCUMENT_VERSION, **self._layout()}
         if self.topic_ids:
             ids = self.topic_ids
             document[TOPIC_IDS_KEY] = {topic: ids[topic] for topic in sorted(ids)}
         for key in sorted(self.extras):
             document[key] = _sorted_json(self.extras[key])
         return document
+
+    def _layout(self) -> dict[str, Any]:
+        """``slots`` (and ``topics``) in the shorter layout, as fresh dicts and lists."""
+        if self._by_topic is None:
+            by_topic = {"slots": self.state.num_slots, TOPICS_KEY: topic_layout(self.state)}
+            if _surely_shorter(by_topic, self.state):
+                shorter, by_slot = True, None
+            else:
+                by_slot = {"slots": _slot_layout(self.state)}
+                shorter = _never_longer(by_topic, by_slot)
+            object.__setattr__(self, "_by_topic", shorter)
+            return by_topic if shorter else by_slot
+        if self._by_topic:
+            return {"slots": self.state.num_slots, TOPICS_KEY: topic_layout(self.state)}
+        return {"slots": _slot_layout(self.state)}
 
     def to_json(self) -> str:
         """Return compact JSON: the same document always gives the same characters."""
@@ -195,15 +230,75 @@ class SlotsDocument:
         if "slots" not in data:
             msg = f"'slots' is missing: a version {version} document lists its slots"
             raise OffsetDocumentError(msg)
-        state = _read_slots(data["slots"])
-        reserved = _RESERVED if version >= 2 else _RESERVED - {TOPIC_IDS_KEY}
-        extras = {key: value for key, value in data.items() if key not in reserved}
+        state = _read_layout(version, data)
+        extras = {key: value for key, value in data.items() if key not in _RESERVED}
         for key, value in extras.items():
             _check_no_duplicates(value, key)
         topic_ids = _read_topic_ids(data.get(TOPIC_IDS_KEY, {})) if version >= 2 else {}
-        if version < 2 and TOPIC_IDS_KEY in extras:
-            extras.pop(TOPIC_IDS_KEY)  # never written by version 1; not carried forward
         return cls(state, extras, topic_ids)
+
+
+def _slot_layout(state: OffsetState) -> list[dict[str, dict[str, int]]]:
+    """One object per slot, ``{"<topic>": {"<partition>": <offset>}}``: versions 1 and 2."""
+    slots = []
+    for slot in state.slots:
+        topics: dict[str, dict[str, int]] = {}
+        for sub in slot:  # sorted by (topic, partition) already
+            topics.setdefault(sub.topic, {})[str(sub.partition)] = sub.offset
+        slots.append(topics)
+    return slots
+
+
+def _surely_shorter(by_topic: dict[str, Any], state: OffsetState) -> bool:
+    """Whether ``by_topic`` is shorter than any slot layout of ``state`` could be.
+
+    Building and writing the slot layout costs as much as the topic layout, tens of
+    milliseconds at 10,000 partitions, while the slot layout holds at least, per partition,
+    ``"<partition>":<offset>`` and one comma or bracket, and in Spark's spacing one space
+    after that colon and after all but one of those commas. Counting those digits is cheap;
+    when the topic layout is shorter than that bound, the slot layout need not be made.
+    """
+    subs = list(chain.from_iterable(state.slots))
+    least = len("".join(map(str, map(_offset_of, subs)))) + len(
+        "".join(map(str, map(_partition_of, subs)))
+    )
+    least += 4 * len(subs)  # two quotes, a colon, a comma or bracket
+    spaced = least + 2 * len(subs) - 1
+    compact = len(json.dumps(by_topic, separators=(",", ":")))
+    return compact <= least and len(json.dumps(by_topic)) <= spaced
+
+
+def _never_longer(by_topic: dict[str, Any], by_slot: dict[str, Any]) -> bool:
+    """Whether ``by_topic`` is no longer than ``by_slot`` in either spacing.
+
+    The rest of the document is the same in both layouts, so the sections alone decide.
+    """
+    return len(json.dumps(by_topic)) <= len(json.dumps(by_slot)) and len(
+        json.dumps(by_topic, separators=(",", ":"))
+    ) <= len(json.dumps(by_slot, separators=(",", ":")))
+
+
+def _read_layout(version: int, data: Mapping[str, Any]) -> OffsetState:
+    """Read the state in the document's layout: an array of slots, or a count and topics."""
+    slots = data["slots"]
+    if version < 3 or isinstance(slots, Sequence) and not isinstance(slots, str | bytes):
+        if version >= 3 and TOPICS_KEY in data:
+            msg = (
+                f"{TOPICS_KEY!r} goes with a slot count in 'slots'; this document lists its "
+                "slots as an array, which holds the offsets already"
+            )
+            raise OffsetDocumentError(msg)
+        return _read_slots(slots)
+    if isinstance(slots, bool) or not isinstance(slots, int):
+        msg = (
+            "must be the number of reader slots (with a 'topics' section) or an array with "
+            f"one object per reader slot, got {_kind(slots)}"
+        )
+        raise OffsetDocumentError(msg, "slots")
+    if TOPICS_KEY not in data:
+        msg = f"{TOPICS_KEY!r} is missing: 'slots' is a count, so the offsets are listed by topic"
+        raise OffsetDocumentError(msg)
+    return read_topic_layout(slots, data[TOPICS_KEY])
 
 
 def _read_topic_ids(section: object) -> dict[str, str]:
@@ -356,35 +451,6 @@ def _spark_kafka_offsets(data: Mapping[str, Any]) -> dict[TopicPartition, int] |
     return offsets or None
 
 
-class _JsonObject(dict[str, Any]):
-    """A parsed JSON object that remembers the keys it saw twice.
-
-    ``json.loads`` keeps the last value of a repeated key; recording the repeats lets the
-    checks report them with their path instead of reading half of a corrupted document.
-    """
-
-    duplicates: tuple[str, ...]
-
-    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
-        super().__init__(pairs)
-        seen: set[str] = set()
-        repeated = []
-        for key, _ in pairs:
-            if key in seen:
-                repeated.append(key)
-            seen.add(key)
-        self.duplicates = tuple(repeated)
-
-
-_JSON_OBJECTS: Final = frozenset({dict, _JsonObject})
-"""Mapping types ``isinstance(..., Mapping)`` accepts, tested first without the ABC machinery."""
-
-
-def _repeated(value: object) -> tuple[str, ...]:
-    """Keys a parsed JSON object listed more than once; none for values not parsed here."""
-    return getattr(value, "duplicates", ())
-
-
 def _check_no_duplicates(value: object, path: str) -> None:
     """Reject keys listed twice in ``value``, or in any object inside it."""
     if _repeated(value):
@@ -399,11 +465,6 @@ def _check_no_duplicates(value: object, path: str) -> None:
             _check_no_duplicates(item, f"{path}[{index}]")
 
 
-def _no_constant(name: str) -> Any:
-    msg = f"not valid JSON: {name} is not a JSON number"
-    raise OffsetDocumentError(msg)
-
-
 def _sorted_json(value: Any) -> Any:
     """Copy a JSON value with every object's keys sorted, so extras serialize stably."""
     if isinstance(value, Mapping):
@@ -411,25 +472,6 @@ def _sorted_json(value: Any) -> Any:
     if isinstance(value, list):
         return [_sorted_json(item) for item in value]
     return value
-
-
-def _kind(value: object) -> str:
-    """Name a value the way JSON does, since the reader is looking at JSON."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, int):
-        return f"integer {value}"
-    if isinstance(value, float):
-        return f"number {value!r}"
-    if isinstance(value, str):
-        return f"string {value!r}"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list | tuple):
-        return "array"
-    return type(value).__name__
 
 
 def _versions() -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from connector.errors import CheckpointOffsetError
-from state import ForeignCheckpointError, OffsetDocumentError, SlotsDocument
+from state import TOPICS_KEY, ForeignCheckpointError, OffsetDocumentError, SlotsDocument
 
 __all__ = ["CheckpointedDocuments"]
 
@@ -75,14 +75,39 @@ class CheckpointedDocuments:
 def _same_json(data: dict[str, Any], seen: dict[str, Any]) -> bool:
     """Whether ``data``, equal to the document dict ``seen``, has its types at every level.
 
-    ``seen`` comes from ``SlotsDocument.to_dict``. Its ``slots``, thousands of entries, have
-    a known shape (a list of dicts of dicts of ``int`` under ``str`` keys) checked with one
-    pass per level; the other sections, small, are compared value by value.
+    ``seen`` comes from ``SlotsDocument.to_dict``. The offsets, thousands of them, have a
+    known shape checked with one pass per level: in the topic layout, arrays of ``int`` per
+    topic; in the slot layout, a list of dicts of dicts of ``int`` under ``str`` keys. The
+    other sections, small, are compared value by value.
     """
-    slots = data["slots"]
-    if type(data["version"]) is not int or type(slots) is not list:
+    if type(data["version"]) is not int:
         return False
-    if not set(map(type, slots)) <= {dict}:
+    if TOPICS_KEY in seen:
+        same = type(data["slots"]) is int and _same_topics(data[TOPICS_KEY], seen[TOPICS_KEY])
+        offsets = {"version", "slots", TOPICS_KEY}
+    else:
+        same = _same_slots(data["slots"])
+        offsets = {"version", "slots"}
+    return same and all(_same_value(data[key], seen[key]) for key in seen.keys() - offsets)
+
+
+def _same_topics(topics: Any, seen: dict[str, Any]) -> bool:
+    """Check the topic layout's ``topics``: per topic, arrays of ``int`` and partition runs."""
+    if type(topics) is not dict or not set(map(type, topics.values())) <= {dict}:
+        return False
+    for topic, entry in topics.items():
+        for key, value in entry.items():
+            if key == "partitions":  # short: runs of partitions, at most one item per gap
+                if not _same_value(value, seen[topic][key]):
+                    return False
+            elif type(value) is not list or not set(map(type, value)) <= {int}:
+                return False
+    return True
+
+
+def _same_slots(slots: Any) -> bool:
+    """Check the slot layout's ``slots``: a list of dicts of dicts of ``int`` by ``str``."""
+    if type(slots) is not list or not set(map(type, slots)) <= {dict}:
         return False
     topics = [partitions for slot in slots for partitions in slot.values()]
     if not set(map(type, topics)) <= {dict}:
@@ -90,11 +115,7 @@ def _same_json(data: dict[str, Any], seen: dict[str, Any]) -> bool:
     keys = {type(key) for slot in slots for key in slot}
     keys.update(type(key) for partitions in topics for key in partitions)
     offsets = {type(offset) for partitions in topics for offset in partitions.values()}
-    return (
-        keys <= {str}
-        and offsets <= {int}
-        and all(_same_value(data[key], seen[key]) for key in seen.keys() - {"version", "slots"})
-    )
+    return keys <= {str} and offsets <= {int}
 
 
 def _same_value(data: Any, seen: Any) -> bool:

@@ -68,7 +68,8 @@ def start_of(offsets: Mapping[TopicPartition, int], topic_id: str = "ID1") -> di
 
 
 def offsets_in(document: dict) -> dict[int, int]:
-    return {int(p): o for slot in document["slots"] for ps in slot.values() for p, o in ps.items()}
+    state = SlotsDocument.from_dict(document).state
+    return {tp.partition: offset for tp, offset in state.offsets().items()}
 
 
 def test_a_batch_ends_at_the_latest_offsets_and_progress_shows_them() -> None:

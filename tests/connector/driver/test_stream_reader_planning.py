@@ -77,7 +77,7 @@ def test_a_document_parsed_once_is_reused(parses: list[object]) -> None:
     [
         (("slots", 0, "orders", "0"), True),  # True == 1, but no offset
         (("slots", 0, "orders", "0"), 1.0),  # 1.0 == 1, but no offset
-        (("version",), 2.0),  # 2.0 == 2, but no version
+        (("version",), 3.0),  # 3.0 == 3, but no version
     ],
 )
 def test_equal_but_not_identical_values_are_still_refused(
@@ -93,6 +93,44 @@ def test_equal_but_not_identical_values_are_still_refused(
     assert changed == written  # so a plain == would have reused the document
     with pytest.raises(OffsetDocumentError):
         cache.parse(changed)
+
+
+# Many partitions on sparse numbers, moved off round-robin: the topic layout with every key.
+WIDE = state_of(
+    *({p: 100 + p for p in range(2 * n, 2 * n + 2)} for n in range(12)),
+    {40: 7, 41: 7, 42: 7, 50: 9},
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("topics", "orders", "slots", 2), True),  # True == 1, but no slot
+        (("topics", "orders", "offsets", 3), 103.0),
+        (("topics", "orders", "slots", 0), 0.0),
+        (("topics", "orders", "partitions", 0, 1), 23.0),
+        (("slots",), 13.0),
+    ],
+)
+def test_the_topic_layout_is_reused_only_when_identical(
+    parses: list[object], where: tuple[str | int, ...], value: object
+) -> None:
+    cache = CheckpointedDocuments()
+    document = SlotsDocument(WIDE)
+    written = cache.to_dict(document)
+    assert written["slots"] == 13 and written["topics"]["orders"]["partitions"][0] == [0, 23]
+    assert cache.parse(from_spark(written)) is document
+    assert parses == []
+    changed = from_spark(written)
+    inner: Any = changed
+    for step in where[:-1]:
+        inner = inner[step]
+    assert inner[where[-1]] == value
+    inner[where[-1]] = value
+    assert changed == written  # so a plain == would have reused the document
+    with pytest.raises(OffsetDocumentError):
+        cache.parse(changed)
+    assert parses == [changed]
 
 
 def test_extras_must_match_type_for_type(parses: list[object]) -> None:

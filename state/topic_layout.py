@@ -1,0 +1,250 @@
+"""The topic layout of the slots document (version 3): offsets as arrays, one per topic.
+
+The slot layout of versions 1 and 2 writes one object per reader slot, each repeating the
+names of its topics and the number of each partition as a string key. With one slot per
+partition, Spark's default and ours, that is several times the size of Spark's built-in
+offsets at thousands of partitions, and Spark keeps 100 of them. The topic layout names each
+topic once and lists, per topic, the partitions' next offsets in partition order::
+
+    {"version": 3, "slots": 4,
+     "topics": {"orders": {"offsets": [120, 98, 133, 140, 101]},
+                "audit": {"partitions": [0, [5, 7]], "offsets": [9, 9, 9, 9],
+                          "slots": [1, 3, 0, 1]}}}
+
+- ``slots`` (top level) is the number of reader slots, empty ones included.
+- ``partitions`` lists the topic's partitions in increasing order, ``[first, last]`` standing
+  for a run of three or more; it is left out when they are ``0 .. n-1``.
+- ``offsets`` holds the next offset to read of each of those partitions, in the same order.
+- ``slots`` (per topic) holds the slot of each of those partitions. It is left out when they
+  are dealt round-robin: the k-th partition of the document, counting every topic in name
+  order and partitions in number order, in slot ``k mod slots``. That is how the rebalancer
+  fills slots on a first batch and stays while nothing moves, so the usual document names no
+  slot at all.
+
+Reading is all or nothing, as for the slot layout: every value is checked before the state is
+built, and a refusal names the path of the bad value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import groupby
+from operator import itemgetter
+from typing import Any, Final
+
+from state._json import JSON_OBJECTS, kind, repeated
+from state.errors import OffsetDocumentError
+from state.offset_state import OffsetState
+from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, _partition_offset
+
+__all__ = ["TOPICS_KEY", "read_topic_layout", "topic_layout"]
+
+TOPICS_KEY: Final = "topics"
+"""The section of the topic layout that holds every topic's partitions and offsets."""
+
+_PARTITIONS: Final = "partitions"
+_OFFSETS: Final = "offsets"
+_SLOTS: Final = "slots"
+_TOPIC_KEYS: Final = (_PARTITIONS, _OFFSETS, _SLOTS)
+_first = itemgetter(0)
+
+
+def topic_layout(state: OffsetState) -> dict[str, Any]:
+    """Return the ``topics`` section of ``state``: per topic, its partitions' offsets and slots.
+
+    Topics come in name order, the keys of each in the order ``partitions``, ``offsets``,
+    ``slots``, so the same state always gives the same JSON.
+    """
+    count = state.num_slots
+    where = state._index()
+    topics: dict[str, Any] = {}
+    dealt = 0  # partitions of the document before this topic: the round-robin position
+    for topic, keys in groupby(sorted(where), key=_first):
+        numbers = [number for _, number in keys]
+        places = [where[(topic, number)] for number in numbers]
+        entry: dict[str, Any] = {}
+        if numbers[-1] != len(numbers) - 1:  # distinct, sorted, >= 0: dense iff it ends at n-1
+            entry[_PARTITIONS] = _runs(numbers)
+        entry[_OFFSETS] = [offset for _, offset in places]
+        owners = [slot for slot, _ in places]
+        if owners != [(dealt + k) % count for k in range(len(owners))]:
+            entry[_SLOTS] = owners
+        dealt += len(numbers)
+        topics[topic] = entry
+    return topics
+
+
+def _runs(numbers: list[int]) -> list[int | list[int]]:
+    """Write sorted partition numbers with ``[first, last]`` for runs of three or more.
+
+    A run of two is shorter as two numbers; from three on the pair is never longer.
+    """
+    runs: list[int | list[int]] = []
+    start = 0
+    for index in range(1, len(numbers) + 1):
+        if index == len(numbers) or numbers[index] != numbers[index - 1] + 1:
+            if index - start >= 3:
+                runs.append([numbers[start], numbers[index - 1]])
+            else:
+                runs.extend(numbers[start:index])
+            start = index
+    return runs
+
+
+def read_topic_layout(count: object, topics: object) -> OffsetState:
+    """Check a topic layout's slot count and ``topics`` section and build its state.
+
+    Raises
+    ------
+    OffsetDocumentError
+        When a value has the wrong type or range, the arrays of a topic differ in length, a
+        partition is listed twice or out of order, or a slot number is not below the count.
+        The message starts with the path of the bad value.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        msg = f"must be the number of reader slots, an integer >= 0, got {kind(count)}"
+        raise OffsetDocumentError(msg, _SLOTS)
+    if type(topics) not in JSON_OBJECTS and not isinstance(topics, Mapping):
+        msg = f"must be an object mapping each topic to its offsets, got {kind(topics)}"
+        raise OffsetDocumentError(msg, TOPICS_KEY)
+    if repeated(topics):
+        msg = f"topic {repeated(topics)[0]!r} is listed twice"
+        raise OffsetDocumentError(msg, TOPICS_KEY)
+    if topics and count == 0:
+        msg = "is 0, but the document lists partitions: every partition belongs to a slot"
+        raise OffsetDocumentError(msg, _SLOTS)
+    slots: list[list[PartitionOffset]] = [[] for _ in range(count)]
+    where: dict[tuple[str, int], tuple[int, int]] = {}
+    dealt = 0
+    # Name order, whatever the order of the keys: the round-robin position depends on it.
+    for topic in sorted(topics):
+        numbers, offsets, owners = _read_topic(topic, topics[topic], count)
+        if owners is None:
+            owners = [(dealt + k) % count for k in range(len(numbers))]
+        dealt += len(numbers)
+        for number, offset, slot in zip(numbers, offsets, owners, strict=True):
+            slots[slot].append(_partition_offset(topic, number, offset))
+            where[(topic, number)] = (slot, offset)
+    # Topics in name order and partitions in number order: every slot is sorted already.
+    return OffsetState._trusted(tuple(map(tuple, slots)), where)
+
+
+def _read_topic(
+    topic: object, entry: object, count: int
+) -> tuple[Sequence[int], list[int], list[int] | None]:
+    """Check one topic's entry: its partition numbers, offsets, and slots when listed."""
+    here = f"{TOPICS_KEY}[{topic!r}]"
+    if not isinstance(topic, str) or not topic:
+        msg = f"topic names must be non-empty strings, got {topic!r}"
+        raise OffsetDocumentError(msg, TOPICS_KEY)
+    if type(entry) not in JSON_OBJECTS and not isinstance(entry, Mapping):
+        msg = f"must be an object with '{_OFFSETS}' (and maybe '{_PARTITIONS}', '{_SLOTS}')"
+        raise OffsetDocumentError(f"{msg}, got {kind(entry)}", here)
+    if repeated(entry):
+        raise OffsetDocumentError(f"key {repeated(entry)[0]!r} is listed twice", here)
+    unknown = sorted(set(entry) - set(_TOPIC_KEYS), key=str)
+    if unknown:
+        msg = f"unknown key {unknown[0]!r}; a topic has '{_PARTITIONS}', '{_OFFSETS}', '{_SLOTS}'"
+        raise OffsetDocumentError(msg, here)
+    if _OFFSETS not in entry:
+        raise OffsetDocumentError(f"'{_OFFSETS}' is missing", here)
+    offsets = _int_array(entry[_OFFSETS], f"{here}[{_OFFSETS!r}]", MAX_OFFSET, "offset")
+    if not offsets:
+        msg = "is empty: a topic is listed only with at least one partition"
+        raise OffsetDocumentError(msg, f"{here}[{_OFFSETS!r}]")
+    if _PARTITIONS in entry:
+        numbers: Sequence[int] = _read_partitions(
+            entry[_PARTITIONS], f"{here}[{_PARTITIONS!r}]", len(offsets)
+        )
+    else:
+        numbers = range(len(offsets))
+    if len(numbers) != len(offsets):
+        msg = (
+            f"lists {len(offsets)} offsets for {len(numbers)} partitions; there is one offset "
+            "per partition, in partition order"
+        )
+        raise OffsetDocumentError(msg, f"{here}[{_OFFSETS!r}]")
+    owners = None
+    if _SLOTS in entry:
+        owners = _int_array(entry[_SLOTS], f"{here}[{_SLOTS!r}]", count - 1, "slot")
+        if len(owners) != len(offsets):
+            msg = f"lists {len(owners)} slots for {len(offsets)} partitions; one per partition"
+            raise OffsetDocumentError(msg, f"{here}[{_SLOTS!r}]")
+    return numbers, offsets, owners
+
+
+def _int_array(value: object, path: str, highest: int, what: str) -> list[int]:
+    """Check an array of integers in ``0 .. highest``; one pass in C when all are fine."""
+    if type(value) is not list:
+        raise OffsetDocumentError(f"must be an array of integers, got {kind(value)}", path)
+    if not value or (set(map(type, value)) == {int} and min(value) >= 0 and max(value) <= highest):
+        return value
+    for index, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, int):
+            msg = f"{what} must be an integer, got {kind(item)}"
+            raise OffsetDocumentError(msg, f"{path}[{index}]")
+        if not 0 <= item <= highest:
+            msg = _out_of_range(what, item, highest)
+            raise OffsetDocumentError(msg, f"{path}[{index}]")
+    return value  # not reached: some item failed the fast check
+
+
+def _out_of_range(what: str, item: int, highest: int) -> str:
+    if what == "slot":
+        return f"slot {item} does not exist: the document has {highest + 1} slots (0 .. {highest})"
+    if item < 0:
+        return (
+            f"offset must be >= 0 (the next offset to read), got {item}; symbolic offsets "
+            "such as -2 (earliest) or -1 (latest) are never checkpointed"
+        )
+    return f"offset must be <= {highest} (Kafka's limit), got {item}"
+
+
+def _read_partitions(value: object, path: str, expected: int) -> list[int]:
+    """Expand partition numbers and ``[first, last]`` runs, checking they only increase.
+
+    More than ``expected`` partitions (the number of offsets) are refused before a run is
+    expanded, so a run such as ``[0, 2147483646]`` costs nothing to refuse.
+    """
+    if type(value) is not list:
+        msg = f"must be an array of partition numbers and [first, last] runs, got {kind(value)}"
+        raise OffsetDocumentError(msg, path)
+    numbers: list[int] = []
+    for index, item in enumerate(value):
+        here = f"{path}[{index}]"
+        if type(item) is list:
+            if len(item) != 2 or not all(_is_partition(bound) for bound in item):
+                msg = f"a run must be [first, last], two partition numbers, got {item!r}"
+                raise OffsetDocumentError(msg, here)
+            first, last = item
+            if first >= last:
+                msg = f"a run [first, last] needs first < last, got {item!r}"
+                raise OffsetDocumentError(msg, here)
+        elif _is_partition(item):
+            first = last = item
+        else:
+            msg = (
+                f"must be a partition number (0 .. {MAX_PARTITION}) or a run [first, last], "
+                f"got {kind(item)}"
+            )
+            raise OffsetDocumentError(msg, here)
+        if numbers and first <= numbers[-1]:
+            msg = (
+                f"partition {first} comes after {numbers[-1]}: partitions are listed once "
+                "each, in increasing order"
+            )
+            raise OffsetDocumentError(msg, here)
+        if len(numbers) + last - first + 1 > expected:
+            msg = (
+                f"lists more partitions than the {expected} offsets; there is one offset per "
+                "partition, in partition order"
+            )
+            raise OffsetDocumentError(msg, path)
+        numbers.extend(range(first, last + 1))
+    if not numbers:
+        raise OffsetDocumentError("is empty: a topic is listed with its partitions", path)
+    return numbers
+
+
+def _is_partition(value: object) -> bool:
+    return type(value) is int and 0 <= value <= MAX_PARTITION
