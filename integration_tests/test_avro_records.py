@@ -155,6 +155,7 @@ def _value(serializer: AvroSerializer, topic: str, value: Any) -> bytes:
     return serializer(value, SerializationContext(topic, MessageField.VALUE))
 
 
+@pytest.mark.pyspark_versions
 def test_registry_framed_orders_equal_what_the_deserializer_decodes(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, schema_registry_url: str
 ) -> None:

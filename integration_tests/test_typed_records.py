@@ -26,6 +26,7 @@ pytestmark = pytest.mark.integration
 BAD_UTF8 = b"\xff\xfe not text"
 
 
+@pytest.mark.pyspark_versions
 def test_string_values_decode_in_batch_and_stream(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
