@@ -23,12 +23,49 @@ from integration_tests.registry_fixtures import (  # noqa: F401
     start_registry_build,
 )
 
+# The suite runs on two pytest-xdist workers (``-n 2 --dist loadgroup``, pyproject.toml's
+# addopts), each a process with session fixtures of its own: one broker, one Spark session.
+# Tests go one by one to whichever worker is free, except a group, which runs whole on one
+# worker: the tests of a module- or class-scoped broker, so that it starts once. The two
+# modules of 3-node clusters share a group, so that two such clusters never run at once.
+_XDIST_GROUPS = {
+    "test_faults.py": "three-node-clusters",
+    "test_local_cluster.py": "three-node-clusters",
+    "test_security.py": "secured-broker",
+    "test_local_kafka.py": "local-kafka",
+}
+# Modules whose tests take a minute or more (their own Spark processes, Spark clusters or a
+# Connect server), longest first: they start first, so that no worker is left alone with one
+# of them at the end while the other has nothing to do.
+_LONGEST_FIRST = (
+    "test_sink_faults.py",
+    "test_connect.py",
+    "test_sink_speculation.py",
+    "test_examples.py",
+    "test_auto_parallelism.py",
+    "test_by_name.py",
+    "test_crash_recovery.py",
+    "test_event_time.py",
+)
+
+
+def _start_rank(item: pytest.Item) -> int:
+    name = item.path.name
+    return _LONGEST_FIRST.index(name) if name in _LONGEST_FIRST else len(_LONGEST_FIRST)
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark everything here as an integration test, so ``-m 'not integration'`` works."""
+    """Mark integration tests (so ``-m 'not integration'`` works), group them, longest first.
+
+    The sort is stable and by module, so every module's tests stay together and in order.
+    """
     for item in items:
         if "integration_tests" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
+            group = _XDIST_GROUPS.get(item.path.name)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=_start_rank)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
