@@ -10,27 +10,43 @@ the class is needed only where the package is importable but not installed:
 """
 
 from connector.errors import (
+    CheckpointOffsetError,
     DataLossError,
     InvalidOptionError,
+    KafkaAuthenticationError,
+    KafkaAuthorizationError,
     KafkaMetadataError,
     KafkaReadError,
     KafkaRescalableError,
     KafkaSourceError,
     KafkaWriteError,
+    MissingExtraError,
+    MissingTopicError,
+    PayloadDecodeError,
+    RecordDecodeError,
+    SchemaRegistryError,
     SinkInputError,
     UnsupportedKafkaSettingError,
 )
 from connector.source import KafkaSource
 
 __all__ = [
+    "CheckpointOffsetError",
     "DataLossError",
     "InvalidOptionError",
+    "KafkaAuthenticationError",
+    "KafkaAuthorizationError",
     "KafkaMetadataError",
     "KafkaReadError",
     "KafkaRescalableError",
     "KafkaSource",
     "KafkaSourceError",
     "KafkaWriteError",
+    "MissingExtraError",
+    "MissingTopicError",
+    "PayloadDecodeError",
+    "RecordDecodeError",
+    "SchemaRegistryError",
     "SinkInputError",
     "UnsupportedKafkaSettingError",
 ]
