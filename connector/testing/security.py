@@ -23,6 +23,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+from connector.errors import MissingExtraError
+
 __all__ = [
     "LISTENERS",
     "MECHANISMS",
@@ -269,10 +271,17 @@ def write_tls_files(folder: Path, valid_days: int = 7) -> TlsFiles:
     TlsFiles
         The paths of the two files.
     """
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+    except ImportError as error:
+        msg = (
+            "a SASL_SSL listener needs TLS certificates, made with the 'cryptography' package: "
+            "pip install 'kafka-rescalable[testing]'"
+        )
+        raise MissingExtraError(msg, "testing") from error
 
     now = datetime.datetime.now(datetime.UTC)
     not_before = now - datetime.timedelta(hours=1)
