@@ -87,9 +87,10 @@ def profile_planning(bootstrap: str, topic: str) -> str:
 def _reader(bootstrap: str, topic: str):
     from connector.config.options import parse_options
     from connector.driver.stream_reader import KafkaStreamReader
+    from connector.executor.tasks import read_input_partition
 
     options = parse_options(
         {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, "startingOffsets": "earliest"},
         "stream",
     )
-    return KafkaStreamReader(options)
+    return KafkaStreamReader(options, read_input_partition)

@@ -20,6 +20,7 @@ from connector.config.table import OPTIONS
 from connector.driver.batch_reader import KafkaBatchReader
 from connector.driver.stream_reader import KafkaStreamReader
 from connector.errors import KafkaSourceError
+from connector.executor.tasks import read_input_partition
 from connector.formats.declared import (
     declared_schema,
     decode_plan,
@@ -67,7 +68,7 @@ class KafkaSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         """Return the batch reader, for ``spark.read``."""
         options = self._parse("batch")
-        return KafkaBatchReader(options, _decode_plan(options, schema))
+        return KafkaBatchReader(options, read_input_partition, _decode_plan(options, schema))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """Return the micro-batch reader, for ``spark.readStream``.
@@ -78,7 +79,7 @@ class KafkaSource(DataSource):
         """
         try:
             options = self._parse("stream")
-            return KafkaStreamReader(options, _decode_plan(options, schema))
+            return KafkaStreamReader(options, read_input_partition, _decode_plan(options, schema))
         except KafkaSourceError as error:
             return _RefusedStreamReader(error)
 

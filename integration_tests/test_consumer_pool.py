@@ -17,8 +17,9 @@ from confluent_kafka import Producer
 
 from connector import consumer_pool
 from connector.consumer_pool import ConsumerPool, process_pool
-from connector.executor.range_reader import RangeReadSettings, read_ranges
+from connector.executor.range_reader import read_ranges
 from connector.kafka_clients import _open_executor_consumer
+from connector.task import RangeReadSettings
 from integration_tests.kafka_helpers import create_topic
 from state import OffsetRange
 

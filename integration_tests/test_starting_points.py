@@ -21,6 +21,7 @@ from pyspark.sql import SparkSession
 
 from connector.config.options import parse_options
 from connector.driver.stream_reader import KafkaStreamReader
+from connector.executor.tasks import read_input_partition
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import (
     BUILTIN_FORMAT,
@@ -124,7 +125,7 @@ def test_spark_asking_twice_for_the_initial_offset_gets_one_position(
         "subscribe": topic_name,
         "startingOffsetsFromGroup": group,  # partition 1 falls back to latest
     }
-    reader = KafkaStreamReader(parse_options(options, "stream"))
+    reader = KafkaStreamReader(parse_options(options, "stream"), read_input_partition)
     try:
         first = reader.initialOffset()
         assert slots_of(first) == [{(topic_name, 0)}, {(topic_name, 1)}]

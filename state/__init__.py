@@ -18,6 +18,7 @@ the lists can be redistributed when the number of slots changes (Flink's FLIP-8 
 - ``state.topic_identity``: :func:`recreated_topics`, topic ids across batches.
 - ``state.assignment_text``: the summary and the full list of an assignment, for logs.
 - ``state.event_time``: :func:`alignment_frontier` and the checkpointed event-time clocks.
+- ``state.lost_records``: what a task does about records of its range that are gone.
 - ``state.errors``: the exceptions.
 """
 

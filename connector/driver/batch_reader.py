@@ -17,17 +17,24 @@ from connector.driver.kafka_metadata import KafkaMetadata
 from connector.driver.positions import resolve_bound
 from connector.driver.slots import plan_input_partitions, starting_state
 from connector.errors import InvalidOptionError
-from connector.executor.tasks import read_input_partition, read_settings
 from connector.formats.decoding import DecodePlan
+from connector.task import ReadTask, read_settings
 
 __all__ = ["KafkaBatchReader"]
 
 
 class KafkaBatchReader(DataSourceReader):
-    """Plans on the driver with one metadata and two offset lookups; reads on executors."""
+    """Plans on the driver with one metadata and two offset lookups; reads on executors.
 
-    def __init__(self, options: KafkaSourceOptions, decode: DecodePlan | None = None) -> None:
+    ``read_task`` reads one task on an executor (see :data:`connector.task.ReadTask`); it is
+    pickled with the reader.
+    """
+
+    def __init__(
+        self, options: KafkaSourceOptions, read_task: ReadTask, decode: DecodePlan | None = None
+    ) -> None:
         self._options = options
+        self._read_task = read_task
         self._settings = read_settings(options, decode)
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -61,4 +68,4 @@ class KafkaBatchReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Read one task's ranges on an executor, with one consumer for all of them."""
-        return read_input_partition(partition, self._settings)
+        return self._read_task(partition, self._settings)

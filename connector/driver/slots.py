@@ -13,7 +13,7 @@ from connector.config.options import KafkaSourceOptions
 from connector.driver.cluster_cores import application_cores
 from connector.driver.kafka_metadata import KafkaMetadata
 from connector.driver.positions import check_assigned, resolve_start
-from connector.executor.tasks import KafkaInputPartition
+from connector.task import KafkaInputPartition
 from state import OffsetState, PartitionOffset, TopicPartition, plan_tasks, rebalance
 
 __all__ = ["plan_input_partitions", "slot_count", "starting_state"]

@@ -33,8 +33,8 @@ from connector.driver.group_commits import GroupCommits
 from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
 from connector.driver.slots import plan_input_partitions, slot_count, starting_state
 from connector.errors import DataLossError, MissingTopicError
-from connector.executor.tasks import read_input_partition, read_settings
 from connector.formats.decoding import DecodePlan
+from connector.task import ReadTask, read_settings
 from state import (
     EVENT_TIME_KEY,
     MAX_OFFSET,
@@ -69,11 +69,16 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     Each batch boundary is a fetch from Kafka, a call to the pure planner in
     :mod:`state.batch_boundary`, and the end document serialized for Spark's offset log.
     Spark pickles a fresh instance to the executors for ``read``, so the Kafka clients are
-    opened lazily and never pickled.
+    opened lazily and never pickled; ``read`` calls ``read_task`` (see
+    :data:`connector.task.ReadTask`), which :mod:`connector.source` passes in so that the
+    driver never imports the executor's code.
     """
 
-    def __init__(self, options: KafkaSourceOptions, decode: DecodePlan | None = None) -> None:
+    def __init__(
+        self, options: KafkaSourceOptions, read_task: ReadTask, decode: DecodePlan | None = None
+    ) -> None:
         self._options = options
+        self._read_task = read_task  # module-level, so it pickles by name
         self._settings = read_settings(options, decode)
         self._metadata: KafkaMetadata | None = None
         self._available_now_target: dict[TopicPartition, int] | None = None
@@ -321,7 +326,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Read one task's ranges on an executor, with one consumer for all of them."""
-        return read_input_partition(partition, self._settings)
+        return self._read_task(partition, self._settings)
 
     def stop(self) -> None:
         """Drop the Kafka clients when the query ends."""

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from connector.schema import arrow_schema
 
@@ -44,10 +45,6 @@ def messages_to_batch(
         The topic of every message, when the caller knows they all share one: the column is
         then filled without asking each message.
     """
-    # Imported here: pyarrow.compute takes ~80 ms to import, and the driver, which imports
-    # this module too, never converts a record.
-    import pyarrow.compute as pc
-
     count = len(messages)
     stamps = [m.timestamp() for m in messages]
     if topic is None:

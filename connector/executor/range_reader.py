@@ -12,35 +12,33 @@ keeps the reader from hanging on offset gaps: compacted-away records, transactio
 yet the end-of-log event still arrives once the consumer has passed them.
 
 Each ``consume()`` batch without error events (nearly all of them) is turned into one Arrow
-batch first and then cut with Arrow kernels, per run of consecutive records of one partition,
-so no Python code runs per record beyond the accessor calls in
-:func:`connector.executor.arrow_rows.messages_to_batch`. A batch holding an error event (end of log,
-lost records, a failure) is handled record by record, which gives the same result.
+batch first and then cut with Arrow kernels (:mod:`connector.executor.arrow_cut`), per run of
+consecutive records of one partition, so no Python code runs per record beyond the accessor
+calls in :func:`connector.executor.arrow_rows.messages_to_batch`. A batch holding an error
+event (end of log, lost records, a failure) is handled record by record
+(:mod:`connector.executor.range_events`), which gives the same result. When to stop waiting
+for a silent partition is decided by :mod:`connector.executor.stalls`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
 from connector._gc import cycle_collector_paused
-from connector.config.kafka_config import redacted_settings
-from connector.consumer_pool import IDLE_TIMEOUT_S
-from connector.errors import (
-    KafkaAuthenticationError,
-    KafkaReadError,
-)
+from connector.errors import KafkaAuthenticationError, KafkaReadError
 from connector.executor import task_timing
+from connector.executor.arrow_cut import RangeKey, take_in_range
 from connector.executor.arrow_rows import messages_to_batch
-from connector.executor.range_events import accept_with_events, describe_range
-from connector.formats.decoding import DecodePlan
+from connector.executor.range_events import accept_with_events
+from connector.executor.stalls import Stall, login_refused_message, poll_timeout_message, stall
 from connector.kafka_clients import ClientErrors, lend_executor_consumer
+from connector.task import RangeReadSettings
 from state import OffsetRange, TopicPartition
 
-__all__ = ["FETCH_DEFAULTS", "RangeReadSettings", "read_ranges"]
+__all__ = ["FETCH_DEFAULTS", "read_ranges"]
 
 FETCH_DEFAULTS: Mapping[str, str] = {
     # librdkafka waits this long before fetching again for a partition whose prefetch queue
@@ -61,42 +59,6 @@ FETCH_DEFAULTS: Mapping[str, str] = {
 # task asks for no more than the offsets its ranges have left, so it only waits when offsets
 # hold no record (compaction, transaction markers) and the end-of-log event is still to come.
 _CONSUME_WAIT_S = 0.1
-
-# Partition identity inside the hot loops: a plain tuple, not a validated TopicPartition.
-_Key = tuple[str, int]
-
-
-@dataclass(frozen=True, repr=False)
-class RangeReadSettings:
-    """What an executor needs to read: picklable, it travels with the pickled reader.
-
-    Its ``repr`` hides secret consumer settings, as the options' does.
-    """
-
-    consumer_config: Mapping[str, str]
-    include_headers: bool
-    fail_on_data_loss: bool
-    poll_timeout_ms: int
-    batch_size: int
-    consumer_idle_timeout_s: float = IDLE_TIMEOUT_S
-    """How long the worker's pool keeps a consumer no task uses (see connector.consumer_pool)."""
-    decode: DecodePlan | None = None
-    """How typed keys and values are decoded (``valueFormat``, ...); ``None``: raw bytes."""
-
-    def __repr__(self) -> str:
-        """Every field, with secret consumer settings replaced by ``'***'``."""
-        return (
-            f"RangeReadSettings(consumer_config={redacted_settings(self.consumer_config)!r}, "
-            f"include_headers={self.include_headers!r}, "
-            f"fail_on_data_loss={self.fail_on_data_loss!r}, "
-            f"poll_timeout_ms={self.poll_timeout_ms!r}, batch_size={self.batch_size!r}, "
-            f"consumer_idle_timeout_s={self.consumer_idle_timeout_s!r}, "
-            f"decode={self.decode!r})"
-        )
-
-
-_LOGIN_REFUSED_GRACE_S = 5.0
-"""How long a refused login may last before a task fails: a restarting broker may refuse one."""
 
 
 def read_ranges(
@@ -164,13 +126,13 @@ def _read_round(
 ) -> Iterator[pa.RecordBatch]:
     from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-    remaining: dict[_Key, OffsetRange] = {(r.topic, r.partition): r for r in pending.values()}
+    remaining: dict[RangeKey, OffsetRange] = {(r.topic, r.partition): r for r in pending.values()}
     consumer.assign(  # type: ignore[attr-defined]
         [KafkaTopicPartition(r.topic, r.partition, r.start) for r in remaining.values()]
     )
     assigned = last_rows = time.monotonic()
 
-    def finish(key: _Key) -> None:
+    def finish(key: RangeKey) -> None:
         del remaining[key]
         consumer.incremental_unassign([KafkaTopicPartition(*key)])  # type: ignore[attr-defined]
 
@@ -189,7 +151,10 @@ def _read_round(
                 # "is not None": KafkaError's == against None raises inside confluent-kafka.
                 if not [message for message in messages if message.error() is not None]:
                     whole = messages_to_batch(messages, settings.include_headers, single_topic)
-                    batch = _take_in_range(whole, remaining, finish, single_topic)
+                    cut = take_in_range(whole, remaining, single_topic)
+                    for key in cut.finished:
+                        finish(key)
+                    batch = cut.rows
                 else:
                     rows = accept_with_events(
                         consumer, messages, remaining, settings.fail_on_data_loss, finish
@@ -201,24 +166,20 @@ def _read_round(
             last_progress = time.monotonic()
             if errors.authentication is not None:
                 errors.clear()  # a refusal that passed: a broker was restarting
-        elif (
-            errors.authentication is not None
-            and time.monotonic() - last_progress > _LOGIN_REFUSED_GRACE_S
-        ):
-            msg = (
-                "authentication failed while reading "
-                f"{describe_range(next(iter(remaining.values())))}"
-                f": {errors.authentication.str()}. Check the user name, password and mechanism"
+        else:
+            refused = errors.authentication
+            why = stall(
+                time.monotonic() - last_progress, refused is not None, settings.poll_timeout_ms
             )
-            raise KafkaAuthenticationError(msg, errors.authentication)
-        elif (time.monotonic() - last_progress) * 1000 > settings.poll_timeout_ms:
-            waiting = ", ".join(describe_range(r) for r in sorted(remaining.values(), key=_key))
-            msg = (
-                f"no record arrived for {settings.poll_timeout_ms} ms while reading {waiting}; "
-                "check that the brokers are reachable from the executors, or raise "
-                "'kafkaConsumer.pollTimeoutMs'"
-            )
-            raise KafkaReadError(msg)
+            if why is Stall.LOGIN_REFUSED and refused is not None:
+                reading = next(iter(remaining.values()))
+                raise KafkaAuthenticationError(
+                    login_refused_message(reading, refused.str()), refused
+                )
+            if why is Stall.POLL_TIMEOUT:
+                raise KafkaReadError(
+                    poll_timeout_message(settings.poll_timeout_ms, remaining.values())
+                )
         if batch is not None and batch.num_rows:
             yield batch
             if timing is not None:
@@ -241,7 +202,7 @@ def _time_consume(
         timing.first_record_s = now - assigned
 
 
-def _offsets_left(consumer: object, remaining: Mapping[_Key, OffsetRange]) -> int:
+def _offsets_left(consumer: object, remaining: Mapping[RangeKey, OffsetRange]) -> int:
     """Count the offsets the remaining ranges have still to read (at least 1).
 
     A partition's position is the offset after the last record ``consume()`` returned, or
@@ -257,91 +218,3 @@ def _offsets_left(consumer: object, remaining: Mapping[_Key, OffsetRange]) -> in
         offset_range = remaining[(position.topic, position.partition)]
         left += offset_range.until - max(position.offset, offset_range.start)
     return max(1, left)
-
-
-def _take_in_range(
-    batch: pa.RecordBatch,
-    remaining: dict[_Key, OffsetRange],
-    finish: Callable[[_Key], None],
-    single_topic: str | None,
-) -> pa.RecordBatch | None:
-    """Return the rows of ``batch`` (records, no error event) that their ranges want.
-
-    The same rule as :func:`connector.executor.range_events.accept_with_events` applies
-    record by record, computed once per run of consecutive records of one partition: a run of
-    a partition not (or no longer) remaining is dropped; otherwise its records are kept up to
-    the first one at or past ``until - 1``, which is kept itself when it is below ``until``,
-    and the partition is done.
-    """
-    import pyarrow.compute as pc  # not at the top: the driver imports this module too
-
-    count = batch.num_rows
-    partitions = batch.column(3)
-    offsets = batch.column(4)
-    if count > 1:
-        changes = pc.not_equal(partitions.slice(1), partitions.slice(0, count - 1))
-        if single_topic is None:
-            topic_column = batch.column(2)
-            changes = pc.or_(
-                changes, pc.not_equal(topic_column.slice(1), topic_column.slice(0, count - 1))
-            )
-        starts = [0, *(index + 1 for index in pc.indices_nonzero(changes).to_pylist())]
-    else:
-        starts = [0]
-    first_rows = pa.array(starts, pa.int64())
-    run_partitions = partitions.take(first_rows).to_pylist()
-    if single_topic is None:
-        run_topics = batch.column(2).take(first_rows).to_pylist()
-    else:
-        run_topics = [single_topic] * len(starts)
-    bounds = [*starts, count]
-    kept: list[list[int]] = []
-    for index, key in enumerate(zip(run_topics, run_partitions, strict=True)):
-        offset_range = remaining.get(key)
-        if offset_range is None:
-            continue  # fetched before its range finished; not ours to emit
-        low, high = bounds[index], bounds[index + 1]
-        last = offset_range.until - 1
-        run = offsets.slice(low, high - low)
-        stop = high
-        extremes = pc.min_max(run)
-        if extremes["max"].as_py() >= last:
-            first = pc.indices_nonzero(pc.greater_equal(run, last))[0].as_py()
-            stop = low + first + (1 if run[first].as_py() < offset_range.until else 0)
-            finish(key)
-        if stop == low:
-            continue
-        pieces = [[low, stop]]
-        if extremes["min"].as_py() < offset_range.start:
-            # Records below the range: left from an earlier assignment of a reused consumer.
-            # librdkafka drops those itself; this keeps reuse from ever changing the rows.
-            pieces = _at_or_above(offsets, low, stop, offset_range.start)
-        for piece in pieces:
-            if kept and kept[-1][1] == piece[0]:
-                kept[-1][1] = piece[1]
-            else:
-                kept.append(piece)
-    if not kept:
-        return None
-    if len(kept) == 1:
-        low, stop = kept[0]
-        return batch if stop - low == count else batch.slice(low, stop - low)
-    rows = [row for low, stop in kept for row in range(low, stop)]
-    return batch.take(pa.array(rows, pa.int64()))
-
-
-def _at_or_above(offsets: pa.Array, low: int, stop: int, start: int) -> list[list[int]]:
-    """Return the runs of rows in ``[low, stop)`` whose offset is at least ``start``."""
-    pieces: list[list[int]] = []
-    for row, offset in enumerate(offsets.slice(low, stop - low).to_pylist(), low):
-        if offset < start:
-            continue
-        if pieces and pieces[-1][1] == row:
-            pieces[-1][1] = row + 1
-        else:
-            pieces.append([row, row + 1])
-    return pieces
-
-
-def _key(offset_range: OffsetRange) -> tuple[str, int]:
-    return (offset_range.topic, offset_range.partition)

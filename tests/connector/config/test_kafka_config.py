@@ -54,7 +54,7 @@ def test_secret_settings_are_redacted_from_the_parsed_options_repr() -> None:
     assert "'sasl.password': '***'" in text
     assert options.kafka_settings["sasl.password"] == "s3cr3t-pw"  # only the repr hides it
 
-    from connector.executor.tasks import read_settings
+    from connector.task import read_settings
 
     settings = read_settings(options)
     assert "s3cr3t-pw" not in repr(settings)

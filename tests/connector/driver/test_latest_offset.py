@@ -17,6 +17,7 @@ from connector.config.options import parse_options
 from connector.driver.kafka_metadata import LiveTopics
 from connector.driver.stream_reader import KafkaStreamReader
 from connector.errors import DataLossError, MissingTopicError
+from connector.executor.tasks import read_input_partition
 from state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition
 from state.batch_boundary import KafkaNow
 
@@ -56,7 +57,7 @@ class KafkaAnswers:
 
 def reader(kafka: KafkaAnswers, **options: str) -> KafkaStreamReader:
     raw = {"kafka.bootstrap.servers": "localhost:9", "subscribe": "orders", **options}
-    stream = KafkaStreamReader(parse_options(raw, "stream"))
+    stream = KafkaStreamReader(parse_options(raw, "stream"), read_input_partition)
     stream._metadata = kafka  # type: ignore[assignment]  # the brokers' answers
     return stream
 

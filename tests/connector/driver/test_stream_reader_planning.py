@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pyspark import cloudpickle
 
 from connector.config.options import parse_options
 from connector.driver.checkpointed import CheckpointedDocuments
 from connector.driver.stream_reader import KafkaStreamReader
+from connector.executor.tasks import read_input_partition
 from state import (
     EVENT_TIME_KEY,
     ForeignCheckpointError,
@@ -173,7 +175,7 @@ def reader() -> KafkaStreamReader:
     options = parse_options(
         {"kafka.bootstrap.servers": "localhost:9", "subscribe": "orders"}, "stream"
     )
-    return KafkaStreamReader(options)
+    return KafkaStreamReader(options, read_input_partition)
 
 
 def test_partitions_parses_each_document_once(parses: list[object]) -> None:
@@ -195,6 +197,13 @@ def test_executors_get_no_documents() -> None:
     )
     shipped = pickle.loads(pickle.dumps(stream))
     assert shipped._documents._entries == []
+
+
+def test_the_reader_ships_the_task_reader_by_name() -> None:
+    # Spark pickles the reader with cloudpickle; a module-level function goes by name, so the
+    # executor imports connector.executor and the driver never has to.
+    shipped = cloudpickle.loads(cloudpickle.dumps(reader()))
+    assert shipped._read_task is read_input_partition
 
 
 def test_a_partition_that_went_back_reads_nothing() -> None:

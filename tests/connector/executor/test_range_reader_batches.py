@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from connector.executor.arrow_cut import take_in_range
 from connector.executor.arrow_rows import messages_to_batch
 from connector.executor.range_events import accept_with_events
-from connector.executor.range_reader import RangeReadSettings, _take_in_range
+from connector.task import RangeReadSettings
 from state import OffsetRange
 
 
@@ -85,22 +86,17 @@ def test_batch_cut_matches_the_record_rule(runs, wanted, one_topic) -> None:
         ("a" if one_topic else t, p): OffsetRange("a" if one_topic else t, p, s, s + n)
         for (t, p), (s, n) in wanted.items()
     }
-    by_record, by_batch = dict(remaining), dict(remaining)
+    by_record = dict(remaining)
     finished_by_record: list[tuple[str, int]] = []
-    finished_by_batch: list[tuple[str, int]] = []
 
     def finish_record(key: tuple[str, int]) -> None:
         del by_record[key]
         finished_by_record.append(key)
 
-    def finish_batch(key: tuple[str, int]) -> None:
-        del by_batch[key]
-        finished_by_batch.append(key)
-
     rows = accept_with_events(
         None, messages, by_record, SETTINGS.fail_on_data_loss, finish_record
     )
     expected = messages_to_batch(rows, False, topic).to_pylist() if rows else []
-    cut = _take_in_range(messages_to_batch(messages, False, topic), by_batch, finish_batch, topic)
-    assert (cut.to_pylist() if cut is not None else []) == expected
-    assert finished_by_batch == finished_by_record
+    cut = take_in_range(messages_to_batch(messages, False, topic), remaining, topic)
+    assert (cut.rows.to_pylist() if cut.rows is not None else []) == expected
+    assert list(cut.finished) == finished_by_record

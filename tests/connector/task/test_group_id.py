@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from connector.config.options import parse_options
-from connector.executor.tasks import read_settings
+from connector.task import read_settings
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "events"}
 
