@@ -48,13 +48,13 @@ from state._json import kind as _kind
 from state._json import no_constant as _no_constant
 from state._json import repeated as _repeated
 from state.errors import ForeignCheckpointError, OffsetDocumentError
-from state.offset_state import OffsetState, _sorted
+from state.offset_state import OffsetState, Places, sorted_slot, trusted_state
 from state.partitions import (
     MAX_OFFSET,
     MAX_PARTITION,
     PartitionOffset,
     TopicPartition,
-    _partition_offset,
+    trusted_partition_offset,
 )
 from state.topic_layout import TOPICS_KEY, read_topic_layout, topic_layout
 
@@ -321,7 +321,7 @@ def _read_slots(slots: object) -> OffsetState:
         raise OffsetDocumentError(msg, "slots")
     # Every partition read so far: its slot (to name where it was first seen) and offset,
     # which is also the index the OffsetState would otherwise build again.
-    where: dict[tuple[str, int], tuple[int, int]] = {}
+    where: Places = {}
     result = []
     # Paths are only built for messages: a slot often holds one partition, and formatting
     # them would cost more than reading it.
@@ -352,7 +352,7 @@ def _read_slots(slots: object) -> OffsetState:
                     and (partition := int(key)) <= MAX_PARTITION
                 ):
                     # Every field checked just here: no need to check them all again.
-                    sub_state = _partition_offset(topic, partition, offset)
+                    sub_state = trusted_partition_offset(topic, partition, offset)
                 else:
                     sub_state = _read_sub_state(topic, key, offset, _path(index, topic, key))
                 place = (topic, sub_state.partition)
@@ -362,8 +362,8 @@ def _read_slots(slots: object) -> OffsetState:
                     raise OffsetDocumentError(msg, _path(index, topic, key))
                 where[place] = (index, sub_state.offset)
                 sub_states.append(sub_state)
-        result.append(_sorted(sub_states))
-    return OffsetState._trusted(tuple(result), where)
+        result.append(sorted_slot(sub_states))
+    return trusted_state(tuple(result), where)
 
 
 def _path(index: int, *keys: object) -> str:

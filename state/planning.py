@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from state.offset_state import OffsetState
-from state.partitions import OffsetRange, _new, _offset_range, _setters
+from state.partitions import OffsetRange, slot_setters, trusted_offset_range
 
 __all__ = ["PlannedTask", "plan_tasks"]
 
@@ -207,9 +207,7 @@ def _coalesced(
         heapq.heappush(heap, (size + records, index))
     ranges_of = {slot: ranges for slot, ranges, _ in loaded}
     tasks = [
-        _planned_task(
-            min(group), tuple(sorted(r for slot in group for r in ranges_of[slot]))
-        )
+        _planned_task(min(group), tuple(sorted(r for slot in group for r in ranges_of[slot])))
         for group in groups
     ]
     return tuple(sorted(tasks, key=attrgetter("slot")))
@@ -245,7 +243,9 @@ def _cut(
             if take == current.size:
                 chunk.append(current)  # the whole range: the same value
             else:
-                chunk.append(_offset_range(current.topic, current.partition, cursor, cursor + take))
+                chunk.append(
+                    trusted_offset_range(current.topic, current.partition, cursor, cursor + take)
+                )
             cursor += take
             need -= take
             if cursor == current.until and index + 1 < len(ranges):
@@ -257,12 +257,12 @@ def _cut(
 
 _start = attrgetter("start")
 _until = attrgetter("until")
-_set_slot, _set_ranges = _setters(PlannedTask, "slot", "ranges")
+_set_slot, _set_ranges = slot_setters(PlannedTask, "slot", "ranges")
 
 
 def _planned_task(slot: int, ranges: tuple[OffsetRange, ...]) -> PlannedTask:
     """``PlannedTask(slot, ranges)`` for values known valid, without checking them again."""
-    task = _new(PlannedTask)
+    task = object.__new__(PlannedTask)
     _set_slot(task, slot)
     _set_ranges(task, ranges)
     return task

@@ -34,8 +34,8 @@ from typing import Any, Final
 
 from state._json import JSON_OBJECTS, kind, repeated
 from state.errors import OffsetDocumentError
-from state.offset_state import OffsetState
-from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, _partition_offset
+from state.offset_state import OffsetState, Places, places_of, trusted_state
+from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, trusted_partition_offset
 
 __all__ = ["TOPICS_KEY", "read_topic_layout", "topic_layout"]
 
@@ -56,7 +56,7 @@ def topic_layout(state: OffsetState) -> dict[str, Any]:
     ``slots``, so the same state always gives the same JSON.
     """
     count = state.num_slots
-    where = state._index()
+    where = places_of(state)
     topics: dict[str, Any] = {}
     dealt = 0  # partitions of the document before this topic: the round-robin position
     for topic, keys in groupby(sorted(where), key=_first):
@@ -114,7 +114,7 @@ def read_topic_layout(count: object, topics: object) -> OffsetState:
         msg = "is 0, but the document lists partitions: every partition belongs to a slot"
         raise OffsetDocumentError(msg, _SLOTS)
     slots: list[list[PartitionOffset]] = [[] for _ in range(count)]
-    where: dict[tuple[str, int], tuple[int, int]] = {}
+    where: Places = {}
     dealt = 0
     # Name order, whatever the order of the keys: the round-robin position depends on it.
     for topic in sorted(topics):
@@ -123,10 +123,10 @@ def read_topic_layout(count: object, topics: object) -> OffsetState:
             owners = [(dealt + k) % count for k in range(len(numbers))]
         dealt += len(numbers)
         for number, offset, slot in zip(numbers, offsets, owners, strict=True):
-            slots[slot].append(_partition_offset(topic, number, offset))
+            slots[slot].append(trusted_partition_offset(topic, number, offset))
             where[(topic, number)] = (slot, offset)
     # Topics in name order and partitions in number order: every slot is sorted already.
-    return OffsetState._trusted(tuple(map(tuple, slots)), where)
+    return trusted_state(tuple(map(tuple, slots)), where)
 
 
 def _read_topic(
