@@ -44,6 +44,7 @@ from typing import Any, Final
 
 from state._json import JSON_OBJECTS as _JSON_OBJECTS
 from state._json import JsonObject as _JsonObject
+from state._json import check_object as _check_object
 from state._json import kind as _kind
 from state._json import no_constant as _no_constant
 from state._json import repeated as _repeated
@@ -302,12 +303,7 @@ def _read_layout(version: int, data: Mapping[str, Any]) -> OffsetState:
 
 
 def _read_topic_ids(section: object) -> dict[str, str]:
-    if type(section) not in _JSON_OBJECTS and not isinstance(section, Mapping):
-        msg = f"must be an object mapping topic name to Kafka topic id, got {_kind(section)}"
-        raise OffsetDocumentError(msg, TOPIC_IDS_KEY)
-    if _repeated(section):
-        msg = f"topic {_repeated(section)[0]!r} is listed twice"
-        raise OffsetDocumentError(msg, TOPIC_IDS_KEY)
+    _check_object(section, TOPIC_IDS_KEY, "an object mapping topic name to Kafka topic id", "topic")
     for topic, topic_id in section.items():
         if not isinstance(topic_id, str) or not topic_id:
             msg = f"a topic id must be a non-empty string, got {_kind(topic_id)}"
@@ -326,23 +322,17 @@ def _read_slots(slots: object) -> OffsetState:
     # Paths are only built for messages: a slot often holds one partition, and formatting
     # them would cost more than reading it.
     for index, slot in enumerate(slots):
-        if type(slot) not in _JSON_OBJECTS and not isinstance(slot, Mapping):
-            msg = f"must be an object mapping topic to partition offsets, got {_kind(slot)}"
-            raise OffsetDocumentError(msg, _path(index))
-        if _repeated(slot):
-            msg = f"topic {_repeated(slot)[0]!r} is listed twice in this slot"
-            raise OffsetDocumentError(msg, _path(index))
+        if type(slot) not in _JSON_OBJECTS or _repeated(slot):  # one test in the common case
+            must_be = "an object mapping topic to partition offsets"
+            _check_object(slot, _path(index), must_be, "topic", " in this slot")
         sub_states = []
         for topic, partitions in slot.items():
             if not isinstance(topic, str) or not topic:
                 msg = f"topic names must be non-empty strings, got {topic!r}"
                 raise OffsetDocumentError(msg, _path(index))
-            if type(partitions) not in _JSON_OBJECTS and not isinstance(partitions, Mapping):
-                msg = f"must be an object mapping partition to offset, got {_kind(partitions)}"
-                raise OffsetDocumentError(msg, _path(index, topic))
-            if _repeated(partitions):
-                msg = f"partition {_repeated(partitions)[0]!r} is listed twice"
-                raise OffsetDocumentError(msg, _path(index, topic))
+            if type(partitions) not in _JSON_OBJECTS or _repeated(partitions):
+                must_be = "an object mapping partition to offset"
+                _check_object(partitions, _path(index, topic), must_be, "partition")
             for key, offset in partitions.items():
                 if (
                     type(key) is str

@@ -19,6 +19,7 @@ __all__ = [
     "OffsetRange",
     "PartitionOffset",
     "TopicPartition",
+    "check_int",
     "describe_partitions",
     "missing_partitions",
     # The package's fast paths, shared by its modules and not re-exported by ``state``:
@@ -49,25 +50,39 @@ def _check_topic(topic: object) -> None:
         raise ValueError(msg)
 
 
-def _check_int(field: str, value: object, maximum: int, meaning: str) -> None:
-    if type(value) is int and 0 <= value <= maximum:
+def check_int(
+    field: str, value: object, minimum: int = 0, maximum: int | None = None, meaning: str = ""
+) -> None:
+    """Refuse ``value`` unless it is an int in ``[minimum, maximum]``; the message names ``field``.
+
+    The one integer check of ``state``'s arguments and values. ``bool`` is refused although
+    it is an ``int`` subclass: ``True`` as a partition or a slot count is always a mistake. A
+    ``maximum`` is Kafka's (partition ids, offsets), and the message says so.
+
+    Raises
+    ------
+    TypeError
+        When ``value`` is not an int.
+    ValueError
+        When it is out of range; ``meaning``, if given, says what the value is.
+    """
+    if type(value) is int and minimum <= value and (maximum is None or value <= maximum):
         return  # the common case; bool is excluded by the exact type check
-    # bool is an int subclass; True as a partition is always a mistake.
     if isinstance(value, bool) or not isinstance(value, int):
         msg = f"{field}: must be an int, got {type(value).__name__} {value!r}"
         raise TypeError(msg)
-    if value < 0:
-        msg = f"{field}: must be >= 0 ({meaning}), got {value}"
+    if value < minimum:
+        why = f" ({meaning})" if meaning else ""
+        msg = f"{field}: must be >= {minimum}{why}, got {value}"
         raise ValueError(msg)
-    if value > maximum:
-        msg = f"{field}: must be <= {maximum} (Kafka's limit), got {value}"
-        raise ValueError(msg)
+    msg = f"{field}: must be <= {maximum} (Kafka's limit), got {value}"
+    raise ValueError(msg)
 
 
 def _check_partition(topic: object, partition: object) -> None:
     """Check the ``(topic, partition)`` fields the three value types share."""
     _check_topic(topic)
-    _check_int("partition", partition, MAX_PARTITION, "a Kafka partition id")
+    check_int("partition", partition, 0, MAX_PARTITION, "a Kafka partition id")
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -137,7 +152,7 @@ class PartitionOffset:
     def __post_init__(self) -> None:
         """Validate once, so that the rest of the package can trust the value."""
         _check_partition(self.topic, self.partition)
-        _check_int("offset", self.offset, MAX_OFFSET, "the next offset to read")
+        check_int("offset", self.offset, 0, MAX_OFFSET, "the next offset to read")
 
     @property
     def topic_partition(self) -> TopicPartition:
@@ -146,7 +161,7 @@ class PartitionOffset:
 
     def with_offset(self, offset: int) -> PartitionOffset:
         """Return the same partition positioned at ``offset``; the value itself never changes."""
-        _check_int("offset", offset, MAX_OFFSET, "the next offset to read")
+        check_int("offset", offset, 0, MAX_OFFSET, "the next offset to read")
         return trusted_partition_offset(self.topic, self.partition, offset)  # the rest is checked
 
     def __str__(self) -> str:
@@ -190,8 +205,8 @@ class OffsetRange:
     def __post_init__(self) -> None:
         """Validate once, so that the rest of the package can trust the value."""
         _check_partition(self.topic, self.partition)
-        _check_int("start", self.start, MAX_OFFSET, "an offset")
-        _check_int("until", self.until, MAX_OFFSET, "an offset")
+        check_int("start", self.start, 0, MAX_OFFSET, "an offset")
+        check_int("until", self.until, 0, MAX_OFFSET, "an offset")
         if self.until < self.start:
             msg = f"until: must be >= start ({self.start}), got {self.until}"
             raise ValueError(msg)

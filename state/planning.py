@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from state.offset_state import OffsetState
-from state.partitions import OffsetRange, slot_setters, trusted_offset_range
+from state.partitions import OffsetRange, check_int, slot_setters, trusted_offset_range
 
 __all__ = ["PlannedTask", "plan_tasks"]
 
@@ -45,12 +45,7 @@ class PlannedTask:
 
     def __post_init__(self) -> None:
         """Validate once: a task reaches the executors and must not be empty there."""
-        if isinstance(self.slot, bool) or not isinstance(self.slot, int):
-            msg = f"slot: must be an int, got {type(self.slot).__name__} {self.slot!r}"
-            raise TypeError(msg)
-        if self.slot < 0:
-            msg = f"slot: must be >= 0, got {self.slot}"
-            raise ValueError(msg)
+        check_int("slot", self.slot)
         if not isinstance(self.ranges, tuple) or not all(
             isinstance(r, OffsetRange) for r in self.ranges
         ):
@@ -214,14 +209,8 @@ def _coalesced(
 
 
 def _check_option(name: str, value: int | None) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"{name}: must be a positive int or None, got {type(value).__name__} {value!r}"
-        raise TypeError(msg)
-    if value < 1:
-        msg = f"{name}: must be >= 1, got {value}"
-        raise ValueError(msg)
+    if value is not None:  # None: the option is not set
+        check_int(name, value, 1)
 
 
 def _cut(

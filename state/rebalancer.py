@@ -49,6 +49,7 @@ from state.partitions import (
     PartitionOffset,
     TopicPartition,
     all_plain,
+    check_int,
     partition_key,
     trusted_topic_partition,
 )
@@ -148,7 +149,7 @@ def rebalance(
     if not isinstance(current, OffsetState):
         msg = f"current: must be an OffsetState, got {type(current).__name__}"
         raise TypeError(msg)
-    _check_at_least("target_slots", target_slots, 1)
+    check_int("target_slots", target_slots, 1)
     live_subs = _live_sub_states(live)
     weight = _weights(weights, live_subs)
 
@@ -182,16 +183,6 @@ def rebalance(
         tuple(added),
         tuple(trusted_topic_partition(*key) for key in sorted(map(partition_key, removed))),
     )
-
-
-def _check_at_least(field: str, value: object, minimum: int) -> None:
-    # bool is an int subclass; True slots or a True weight is always a mistake.
-    if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"{field}: must be an int, got {type(value).__name__} {value!r}"
-        raise TypeError(msg)
-    if value < minimum:
-        msg = f"{field}: must be >= {minimum}, got {value}"
-        raise ValueError(msg)
 
 
 def _live_sub_states(live: Iterable[PartitionOffset]) -> _Live:
@@ -272,7 +263,7 @@ def _weights(weights: Mapping[TopicPartition, int] | None, live: _Live) -> dict[
             msg = f"weights: keys must be TopicPartition, got {type(tp).__name__} {tp!r}"
             raise TypeError(msg)
         if type(value) is not int or value < 0:  # the message is built only when it is needed
-            _check_at_least(f"weights[{tp}]", value, 0)
+            check_int(f"weights[{tp}]", value)
         if value and tp.partition in live.get(tp.topic, _NONE):
             weight[tp.topic, tp.partition] = value
     return weight

@@ -27,12 +27,12 @@ built, and a refusal names the path of the bad value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from itertools import groupby
 from operator import itemgetter
 from typing import Any, Final
 
-from state._json import JSON_OBJECTS, kind, repeated
+from state._json import check_object, kind
 from state.errors import OffsetDocumentError
 from state.offset_state import OffsetState, Places, places_of, trusted_state
 from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, trusted_partition_offset
@@ -104,12 +104,7 @@ def read_topic_layout(count: object, topics: object) -> OffsetState:
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         msg = f"must be the number of reader slots, an integer >= 0, got {kind(count)}"
         raise OffsetDocumentError(msg, _SLOTS)
-    if type(topics) not in JSON_OBJECTS and not isinstance(topics, Mapping):
-        msg = f"must be an object mapping each topic to its offsets, got {kind(topics)}"
-        raise OffsetDocumentError(msg, TOPICS_KEY)
-    if repeated(topics):
-        msg = f"topic {repeated(topics)[0]!r} is listed twice"
-        raise OffsetDocumentError(msg, TOPICS_KEY)
+    check_object(topics, TOPICS_KEY, "an object mapping each topic to its offsets", "topic")
     if topics and count == 0:
         msg = "is 0, but the document lists partitions: every partition belongs to a slot"
         raise OffsetDocumentError(msg, _SLOTS)
@@ -137,11 +132,8 @@ def _read_topic(
     if not isinstance(topic, str) or not topic:
         msg = f"topic names must be non-empty strings, got {topic!r}"
         raise OffsetDocumentError(msg, TOPICS_KEY)
-    if type(entry) not in JSON_OBJECTS and not isinstance(entry, Mapping):
-        msg = f"must be an object with '{_OFFSETS}' (and maybe '{_PARTITIONS}', '{_SLOTS}')"
-        raise OffsetDocumentError(f"{msg}, got {kind(entry)}", here)
-    if repeated(entry):
-        raise OffsetDocumentError(f"key {repeated(entry)[0]!r} is listed twice", here)
+    must_be = f"an object with '{_OFFSETS}' (and maybe '{_PARTITIONS}', '{_SLOTS}')"
+    check_object(entry, here, must_be, "key")
     unknown = sorted(set(entry) - set(_TOPIC_KEYS), key=str)
     if unknown:
         msg = f"unknown key {unknown[0]!r}; a topic has '{_PARTITIONS}', '{_OFFSETS}', '{_SLOTS}'"
