@@ -29,15 +29,14 @@ from connector.config.options import KafkaSourceOptions
 from connector.driver.alignment import EventTimeAlignment
 from connector.driver.checkpointed import CheckpointedDocuments
 from connector.driver.group_commits import GroupCommits
-from connector.driver.kafka_metadata import KafkaMetadata
-from connector.driver.missing_topics import MissingTopicGuard
+from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
 from connector.driver.slots import (
     log_rebalance,
     plan_input_partitions,
     slot_count,
     starting_document,
 )
-from connector.errors import DataLossError
+from connector.errors import DataLossError, MissingTopicError
 from connector.executor.tasks import read_input_partition, read_settings
 from connector.formats.decoding import DecodePlan
 from state import MAX_OFFSET, SlotsDocument, TopicPartition, recreated_topics
@@ -50,6 +49,7 @@ from state.batch_boundary import (
     target_ends,
 )
 from state.batch_edges import reading_start
+from state.missing_topics import MissingTopicWatch
 
 __all__ = ["KafkaStreamReader"]
 
@@ -75,7 +75,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._alignment = EventTimeAlignment(options)
         self._documents = CheckpointedDocuments()
         self._planned: SlotsDocument | None = None  # the end of the batch planned last
-        self._missing = MissingTopicGuard(options)
+        self._missing = MissingTopicWatch()
         self._initial: SlotsDocument | None = None  # what initialOffset answered first
 
     def __getstate__(self) -> dict[str, Any]:
@@ -108,7 +108,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _resolve_initial(self) -> SlotsDocument:
         kafka = self._kafka()
         found = kafka.live(self._options.subscription, with_ids=True)
-        self._missing.check(found)
+        self._check_missing(found, frozenset())
         return starting_document(self._options, kafka, found)
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -146,7 +146,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._group.commit(document.state)
         found, now = self._kafka().look_up(options.subscription)
         in_slots = {sub.topic for slot in document.state.slots for sub in slot}
-        self._missing.check(found, in_slots | set(document.topic_ids))
+        self._check_missing(found, frozenset(in_slots) | frozenset(document.topic_ids))
         carried = reconcile(
             document, now, fail_on_data_loss=options.fail_on_data_loss, target=target
         )
@@ -189,6 +189,41 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._last_trigger_ms = time.time() * 1000  # maxTriggerDelay counts from here
         self._planned = end.document
         return self._documents.to_dict(end.document)
+
+    def _check_missing(self, found: LiveTopics, known_topics: frozenset[str]) -> None:
+        """Warn at once about a subscribed topic that does not exist; fail once it stays so.
+
+        A typo in ``subscribe`` would otherwise leave the query idle for ever. A topic this
+        query has read before and that has gone is data loss, reported elsewhere.
+        """
+        options = self._options
+        timeout_ms = options.missing_topic_timeout_ms
+        check = self._missing.check(
+            found.missing,
+            {tp.topic for tp in found.partitions} | known_topics,
+            now_s=time.monotonic(),
+            timeout_ms=timeout_ms,
+        )
+        self._missing = check.watch
+        for topic in check.new:
+            logger.warning(
+                "subscribed topic %r does not exist on %s; the query reads nothing from it "
+                "and fails if it still does not exist after 'missingTopicTimeout' (%d s). "
+                "Check its name in %s",
+                topic,
+                options.bootstrap_servers,
+                timeout_ms // 1000,
+                options.subscription.describe(),
+            )
+        if check.overdue:
+            msg = (
+                f"subscribed topic {', '.join(check.overdue)} has not existed on "
+                f"{options.bootstrap_servers} for {timeout_ms // 1000} s "
+                "('missingTopicTimeout'). Check the name in "
+                f"{options.subscription.describe()}, create the topic, or raise "
+                "'missingTopicTimeout'"
+            )
+            raise MissingTopicError(msg, check.overdue)
 
     def reportLatestOffset(self) -> dict | None:
         """Show the latest offsets and the backlog as ``latestOffset`` in query progress.

@@ -135,7 +135,7 @@ def test_a_typo_fails_once_missing_topic_timeout_has_passed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = [1000.0]
-    monkeypatch.setattr("connector.driver.missing_topics.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("connector.driver.stream_reader.time.monotonic", lambda: clock[0])
     stream = reader(
         KafkaAnswers({P0: 5}, missing=("ordres",)),
         subscribe="orders,ordres",
