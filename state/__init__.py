@@ -7,6 +7,7 @@ the lists can be redistributed when the number of slots changes (Flink's FLIP-8 
 - ``state.offset_state``: :class:`OffsetState`, the per-slot sub-states.
 - ``state.document``: :class:`SlotsDocument`, the versioned JSON in Spark's offset log.
 - ``state.rebalancer``: :func:`rebalance`, the assignment of partitions to slots.
+- ``state.parallelism``: :func:`choose_slot_count`, the ``parallelism`` rule.
 - ``state.batch_boundary``: where the next micro-batch ends (data loss, minimum and cap,
   AvailableNow target, rebalance, backlog), decided from plain values.
 - ``state.batch_edges``: a batch's start clipped to its end, and the backlog its end leaves.

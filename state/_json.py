@@ -41,6 +41,23 @@ def repeated(value: object) -> tuple[str, ...]:
     return getattr(value, "duplicates", ())
 
 
+def check_object(value: object, path: str, must_be: str, key: str, where: str = "") -> None:
+    """Refuse ``value`` unless it is a JSON object that lists no ``key`` twice.
+
+    The one shape check of every object in the document, so each refusal reads alike:
+    ``<path>: must be <must_be>, got <kind>`` or ``<path>: <key> 'x' is listed twice<where>``.
+
+    Raises
+    ------
+    OffsetDocumentError
+        When ``value`` is not a mapping, or a parsed object that repeated a key.
+    """
+    if type(value) not in JSON_OBJECTS and not isinstance(value, Mapping):
+        raise OffsetDocumentError(f"must be {must_be}, got {kind(value)}", path)
+    if repeated(value):
+        raise OffsetDocumentError(f"{key} {repeated(value)[0]!r} is listed twice{where}", path)
+
+
 def kind(value: object) -> str:
     """Name a value the way JSON does, since the reader is looking at JSON."""
     if value is None:

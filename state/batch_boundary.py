@@ -218,7 +218,7 @@ def _went_back(
     if not back:
         return frozenset(), None
     shown = "; ".join(
-        f"{tp.topic}-{tp.partition}: the latest offset {latest[tp]} is below the "
+        f"{tp}: the latest offset {latest[tp]} is below the "
         f"checkpointed position {known[tp]}"
         for tp in back
     )

@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from state.document import SlotsDocument
 from state.offset_state import OffsetState
 from state.partitions import TopicPartition
+from state.topic_identity import recreated_topics
 
-__all__ = ["backlog_report", "clip_to"]
+__all__ = ["backlog_report", "clip_to", "reading_start"]
+
+
+def reading_start(
+    start: SlotsDocument, end: SlotsDocument, recreated_since: Iterable[str] = ()
+) -> OffsetState:
+    """Where each partition's reading starts in the batch ``[start, end)``.
+
+    ``start``'s positions, clipped to ``end`` (:func:`clip_to`): a partition that went back
+    reads nothing, and so does every partition of a topic re-created between the two ends
+    (its Kafka id differs in the two documents) or since ``end`` was planned
+    (``recreated_since``, which the driver finds by asking Kafka again).
+    """
+    recreated = frozenset(recreated_topics(start.topic_ids, end.topic_ids)) | frozenset(
+        recreated_since
+    )
+    return clip_to(start.state, end.state, recreated)
 
 
 def clip_to(

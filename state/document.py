@@ -44,17 +44,18 @@ from typing import Any, Final
 
 from state._json import JSON_OBJECTS as _JSON_OBJECTS
 from state._json import JsonObject as _JsonObject
+from state._json import check_object as _check_object
 from state._json import kind as _kind
 from state._json import no_constant as _no_constant
 from state._json import repeated as _repeated
 from state.errors import ForeignCheckpointError, OffsetDocumentError
-from state.offset_state import OffsetState, _sorted
+from state.offset_state import OffsetState, Places, sorted_slot, trusted_state
 from state.partitions import (
     MAX_OFFSET,
     MAX_PARTITION,
     PartitionOffset,
     TopicPartition,
-    _partition_offset,
+    trusted_partition_offset,
 )
 from state.topic_layout import TOPICS_KEY, read_topic_layout, topic_layout
 
@@ -302,12 +303,7 @@ def _read_layout(version: int, data: Mapping[str, Any]) -> OffsetState:
 
 
 def _read_topic_ids(section: object) -> dict[str, str]:
-    if type(section) not in _JSON_OBJECTS and not isinstance(section, Mapping):
-        msg = f"must be an object mapping topic name to Kafka topic id, got {_kind(section)}"
-        raise OffsetDocumentError(msg, TOPIC_IDS_KEY)
-    if _repeated(section):
-        msg = f"topic {_repeated(section)[0]!r} is listed twice"
-        raise OffsetDocumentError(msg, TOPIC_IDS_KEY)
+    _check_object(section, TOPIC_IDS_KEY, "an object mapping topic name to Kafka topic id", "topic")
     for topic, topic_id in section.items():
         if not isinstance(topic_id, str) or not topic_id:
             msg = f"a topic id must be a non-empty string, got {_kind(topic_id)}"
@@ -321,28 +317,22 @@ def _read_slots(slots: object) -> OffsetState:
         raise OffsetDocumentError(msg, "slots")
     # Every partition read so far: its slot (to name where it was first seen) and offset,
     # which is also the index the OffsetState would otherwise build again.
-    where: dict[tuple[str, int], tuple[int, int]] = {}
+    where: Places = {}
     result = []
     # Paths are only built for messages: a slot often holds one partition, and formatting
     # them would cost more than reading it.
     for index, slot in enumerate(slots):
-        if type(slot) not in _JSON_OBJECTS and not isinstance(slot, Mapping):
-            msg = f"must be an object mapping topic to partition offsets, got {_kind(slot)}"
-            raise OffsetDocumentError(msg, _path(index))
-        if _repeated(slot):
-            msg = f"topic {_repeated(slot)[0]!r} is listed twice in this slot"
-            raise OffsetDocumentError(msg, _path(index))
+        if type(slot) not in _JSON_OBJECTS or _repeated(slot):  # one test in the common case
+            must_be = "an object mapping topic to partition offsets"
+            _check_object(slot, _path(index), must_be, "topic", " in this slot")
         sub_states = []
         for topic, partitions in slot.items():
             if not isinstance(topic, str) or not topic:
                 msg = f"topic names must be non-empty strings, got {topic!r}"
                 raise OffsetDocumentError(msg, _path(index))
-            if type(partitions) not in _JSON_OBJECTS and not isinstance(partitions, Mapping):
-                msg = f"must be an object mapping partition to offset, got {_kind(partitions)}"
-                raise OffsetDocumentError(msg, _path(index, topic))
-            if _repeated(partitions):
-                msg = f"partition {_repeated(partitions)[0]!r} is listed twice"
-                raise OffsetDocumentError(msg, _path(index, topic))
+            if type(partitions) not in _JSON_OBJECTS or _repeated(partitions):
+                must_be = "an object mapping partition to offset"
+                _check_object(partitions, _path(index, topic), must_be, "partition")
             for key, offset in partitions.items():
                 if (
                     type(key) is str
@@ -352,7 +342,7 @@ def _read_slots(slots: object) -> OffsetState:
                     and (partition := int(key)) <= MAX_PARTITION
                 ):
                     # Every field checked just here: no need to check them all again.
-                    sub_state = _partition_offset(topic, partition, offset)
+                    sub_state = trusted_partition_offset(topic, partition, offset)
                 else:
                     sub_state = _read_sub_state(topic, key, offset, _path(index, topic, key))
                 place = (topic, sub_state.partition)
@@ -362,8 +352,8 @@ def _read_slots(slots: object) -> OffsetState:
                     raise OffsetDocumentError(msg, _path(index, topic, key))
                 where[place] = (index, sub_state.offset)
                 sub_states.append(sub_state)
-        result.append(_sorted(sub_states))
-    return OffsetState._trusted(tuple(result), where)
+        result.append(sorted_slot(sub_states))
+    return trusted_state(tuple(result), where)
 
 
 def _path(index: int, *keys: object) -> str:

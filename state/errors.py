@@ -2,7 +2,10 @@
 
 :class:`KafkaRescalableError` is the one base class of every error kafka-rescalable raises on
 purpose, the connector's included: ``except KafkaRescalableError`` catches them all. It lives
-here because ``connector`` depends on ``state`` and never the reverse.
+here, beside state's own errors, because ``state`` is the one package that both ``connector``
+and the pure code import: ``connector`` depends on ``state`` and never the reverse, and
+``state`` imports nothing outside the standard library, so a root in ``connector/errors.py``
+could not be the base of the errors raised here. ``connector.errors`` re-exports it.
 
 The connector can catch :class:`StateError` for anything this package rejects, or one of the
 subclasses when it reacts differently (a foreign checkpoint deserves advice for the user, an

@@ -16,29 +16,27 @@ from typing import TypeVar
 from state.errors import DuplicatePartitionError, OffsetRegressionError, UnknownPartitionError
 from state.partitions import (
     OffsetRange,
+    PartitionKey,
     PartitionOffset,
     TopicPartition,
-    _offset_range,
-    _topic_partition,
+    all_plain,
+    partition_key,
+    trusted_offset_range,
+    trusted_topic_partition,
 )
 
-__all__ = ["OffsetState"]
+__all__ = ["OffsetState", "Places", "places_of", "sorted_slot", "trusted_state"]
 
-# Internal partition key: a plain tuple hashes and compares in C and sorts exactly like
-# TopicPartition, whose generated ``__hash__`` and ``__lt__`` run in Python.
-_Key = tuple[str, int]
-# Where each partition lives: its slot and its offset.
-_Index = dict[_Key, tuple[int, int]]
+Places = dict[PartitionKey, tuple[int, int]]
+"""Where each partition lives: its slot and its offset, by :data:`PartitionKey`."""
 
-_key = attrgetter("topic", "partition")
 _offset = attrgetter("offset")
-_PLAIN = frozenset({PartitionOffset})
 _TUPLE = frozenset({tuple})
 _ABSENT = object()
 _Value = TypeVar("_Value")
 
 
-def _sorted(slot: Sequence[PartitionOffset]) -> tuple[PartitionOffset, ...]:
+def sorted_slot(slot: Sequence[PartitionOffset]) -> tuple[PartitionOffset, ...]:
     """Sort sub-states of distinct partitions by ``(topic, partition)``, their own order.
 
     Plain ``PartitionOffset`` values sort on key tuples, compared in C; a slot holding
@@ -46,12 +44,12 @@ def _sorted(slot: Sequence[PartitionOffset]) -> tuple[PartitionOffset, ...]:
     """
     if len(slot) < 2:
         return tuple(slot)  # the common slot of one partition: nothing to compare
-    if set(map(type, slot)) <= _PLAIN:
-        return tuple(sorted(slot, key=_key))
+    if all_plain(slot):
+        return tuple(sorted(slot, key=partition_key))
     return tuple(sorted(slot))
 
 
-def _index_of(slots: tuple[tuple[PartitionOffset, ...], ...]) -> _Index:
+def _index_of(slots: tuple[tuple[PartitionOffset, ...], ...]) -> Places:
     """Key of every partition to its ``(slot, offset)``; a partition listed twice is lost.
 
     Built in C-level passes over all sub-states at once: a slot often holds one partition,
@@ -59,10 +57,12 @@ def _index_of(slots: tuple[tuple[PartitionOffset, ...], ...]) -> _Index:
     """
     subs = list(chain.from_iterable(slots))
     owners = chain.from_iterable(map(repeat, range(len(slots)), map(len, slots)))
-    return dict(zip(map(_key, subs), zip(owners, map(_offset, subs), strict=True), strict=True))
+    return dict(
+        zip(map(partition_key, subs), zip(owners, map(_offset, subs), strict=True), strict=True)
+    )
 
 
-def _index_if_plain(slots: tuple[tuple[PartitionOffset, ...], ...]) -> _Index | None:
+def _index_if_plain(slots: tuple[tuple[PartitionOffset, ...], ...]) -> Places | None:
     """Index tuples of plain ``PartitionOffset`` values; ``None`` if anything is unusual.
 
     The fast path of ``__post_init__``. ``None`` (a slot that is not a tuple, a value that
@@ -71,7 +71,7 @@ def _index_if_plain(slots: tuple[tuple[PartitionOffset, ...], ...]) -> _Index | 
     """
     if not set(map(type, slots)) <= _TUPLE:
         return None
-    if not set(map(type, chain.from_iterable(slots))) <= _PLAIN:
+    if not all_plain(chain.from_iterable(slots)):
         return None
     where = _index_of(slots)
     return where if len(where) == sum(map(len, slots)) else None
@@ -92,9 +92,9 @@ def _regroup(
     return tuple(map(tuple, pieces))
 
 
-def _index_checked(slots: tuple[tuple[PartitionOffset, ...], ...]) -> _Index:
+def _index_checked(slots: tuple[tuple[PartitionOffset, ...], ...]) -> Places:
     """Index the slots one value at a time, raising on the first one that is wrong."""
-    where: _Index = {}
+    where: Places = {}
     for index, slot in enumerate(slots):
         if not isinstance(slot, tuple):
             msg = f"slots[{index}]: must be a tuple of PartitionOffset, got {type(slot).__name__}"
@@ -148,8 +148,8 @@ class OffsetState:
 
     slots: tuple[tuple[PartitionOffset, ...], ...]
     # Where each partition lives, for O(1) lookups; derived, so neither compared nor shown.
-    # ``None`` until first needed when the state was built inside the package (_trusted).
-    _where: _Index | None = field(init=False, repr=False, compare=False)
+    # ``None`` until first needed when the state was built inside the package (trusted_state).
+    _where: Places | None = field(init=False, repr=False, compare=False)
     # partitions(), kept once made: building TopicPartitions costs more than the lookups.
     _partitions: frozenset[TopicPartition] | None = field(init=False, repr=False, compare=False)
 
@@ -168,13 +168,13 @@ class OffsetState:
         # Plain tuples of at most one partition each (a slot per partition) are sorted and
         # normalized already: no call per slot.
         if not plain or max(map(len, self.slots), default=0) > 1:
-            object.__setattr__(self, "slots", tuple(map(_sorted, self.slots)))
+            object.__setattr__(self, "slots", tuple(map(sorted_slot, self.slots)))
         object.__setattr__(self, "_where", where)
         object.__setattr__(self, "_partitions", None)
 
     @classmethod
     def _trusted(
-        cls, slots: tuple[tuple[PartitionOffset, ...], ...], where: _Index | None = None
+        cls, slots: tuple[tuple[PartitionOffset, ...], ...], where: Places | None = None
     ) -> OffsetState:
         """Wrap slots built inside the package, skipping the checks of ``__post_init__``.
 
@@ -188,7 +188,7 @@ class OffsetState:
         object.__setattr__(state, "_partitions", None)
         return state
 
-    def _index(self) -> _Index:
+    def _index(self) -> Places:
         """Key of every partition to its ``(slot, offset)``, built on first use."""
         where = self._where
         if where is None:
@@ -214,18 +214,18 @@ class OffsetState:
     def partitions(self) -> frozenset[TopicPartition]:
         """Every Kafka partition held, in any slot."""
         if self._partitions is None:
-            made = frozenset(_topic_partition(*key) for key in self._index())
+            made = frozenset(trusted_topic_partition(*key) for key in self._index())
             object.__setattr__(self, "_partitions", made)
         return self._partitions
 
     def offsets(self) -> dict[TopicPartition, int]:
         """Return the next offset to read of every partition, in ``(topic, partition)`` order."""
         where = self._index()
-        return {_topic_partition(*key): where[key][1] for key in sorted(where)}
+        return {trusted_topic_partition(*key): where[key][1] for key in sorted(where)}
 
     def sub_states(self) -> tuple[PartitionOffset, ...]:
         """Every sub-state, slot membership forgotten, in ``(topic, partition)`` order."""
-        return _sorted(list(chain.from_iterable(self.slots)))
+        return sorted_slot(list(chain.from_iterable(self.slots)))
 
     def slot_of(self, tp: TopicPartition) -> int:
         """Index of the slot that owns ``tp``.
@@ -282,7 +282,7 @@ class OffsetState:
             for tp in sorted(offsets):  # the first unknown one in order, as documented
                 self._lookup(tp)
         subs = list(chain.from_iterable(self.slots))
-        given = map(new.get, map(_key, subs), repeat(_ABSENT))
+        given = map(new.get, map(partition_key, subs), repeat(_ABSENT))
         moved = [
             sub if offset is _ABSENT else sub.with_offset(offset)
             for sub, offset in zip(subs, given, strict=True)
@@ -315,7 +315,7 @@ class OffsetState:
             until = sub.offset
             start = until if found is None else found[1]
             if until > start:
-                ranges.append(_offset_range(sub.topic, sub.partition, start, until))
+                ranges.append(trusted_offset_range(sub.topic, sub.partition, start, until))
             elif until < start:
                 raise OffsetRegressionError(sub.topic_partition, start, until)
             else:
@@ -331,3 +331,25 @@ class OffsetState:
             When a partition's offset in ``end`` is before its offset in ``self``.
         """
         return sum(r.size for slot in self.ranges_to(end) for r in slot)
+
+
+def trusted_state(
+    slots: tuple[tuple[PartitionOffset, ...], ...], where: Places | None = None
+) -> OffsetState:
+    """Wrap slots built inside the package, skipping the checks of ``OffsetState``.
+
+    For ``state``'s own modules (the package does not re-export it): the caller guarantees
+    what the constructor would establish, a tuple of tuples of ``PartitionOffset``, no
+    partition twice, each slot sorted by ``(topic, partition)``. ``where``, when given, must
+    be the :data:`Places` of exactly these slots.
+    """
+    return OffsetState._trusted(slots, where)
+
+
+def places_of(state: OffsetState) -> Places:
+    """Where each partition of ``state`` lives, built once per state and kept with it.
+
+    For ``state``'s own modules (the package does not re-export it); do not change the
+    mapping returned: the state keeps it.
+    """
+    return state._index()

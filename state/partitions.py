@@ -8,8 +8,9 @@ a string changes from process to process and must never decide anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Final
 
 __all__ = [
@@ -18,8 +19,17 @@ __all__ = [
     "OffsetRange",
     "PartitionOffset",
     "TopicPartition",
+    "check_int",
     "describe_partitions",
     "missing_partitions",
+    # The package's fast paths, shared by its modules and not re-exported by ``state``:
+    "PartitionKey",
+    "all_plain",
+    "partition_key",
+    "slot_setters",
+    "trusted_offset_range",
+    "trusted_partition_offset",
+    "trusted_topic_partition",
 ]
 
 MAX_PARTITION: Final = 2**31 - 1
@@ -40,25 +50,39 @@ def _check_topic(topic: object) -> None:
         raise ValueError(msg)
 
 
-def _check_int(field: str, value: object, maximum: int, meaning: str) -> None:
-    if type(value) is int and 0 <= value <= maximum:
+def check_int(
+    field: str, value: object, minimum: int = 0, maximum: int | None = None, meaning: str = ""
+) -> None:
+    """Refuse ``value`` unless it is an int in ``[minimum, maximum]``; the message names ``field``.
+
+    The one integer check of ``state``'s arguments and values. ``bool`` is refused although
+    it is an ``int`` subclass: ``True`` as a partition or a slot count is always a mistake. A
+    ``maximum`` is Kafka's (partition ids, offsets), and the message says so.
+
+    Raises
+    ------
+    TypeError
+        When ``value`` is not an int.
+    ValueError
+        When it is out of range; ``meaning``, if given, says what the value is.
+    """
+    if type(value) is int and minimum <= value and (maximum is None or value <= maximum):
         return  # the common case; bool is excluded by the exact type check
-    # bool is an int subclass; True as a partition is always a mistake.
     if isinstance(value, bool) or not isinstance(value, int):
         msg = f"{field}: must be an int, got {type(value).__name__} {value!r}"
         raise TypeError(msg)
-    if value < 0:
-        msg = f"{field}: must be >= 0 ({meaning}), got {value}"
+    if value < minimum:
+        why = f" ({meaning})" if meaning else ""
+        msg = f"{field}: must be >= {minimum}{why}, got {value}"
         raise ValueError(msg)
-    if value > maximum:
-        msg = f"{field}: must be <= {maximum} (Kafka's limit), got {value}"
-        raise ValueError(msg)
+    msg = f"{field}: must be <= {maximum} (Kafka's limit), got {value}"
+    raise ValueError(msg)
 
 
 def _check_partition(topic: object, partition: object) -> None:
     """Check the ``(topic, partition)`` fields the three value types share."""
     _check_topic(topic)
-    _check_int("partition", partition, MAX_PARTITION, "a Kafka partition id")
+    check_int("partition", partition, 0, MAX_PARTITION, "a Kafka partition id")
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -128,17 +152,17 @@ class PartitionOffset:
     def __post_init__(self) -> None:
         """Validate once, so that the rest of the package can trust the value."""
         _check_partition(self.topic, self.partition)
-        _check_int("offset", self.offset, MAX_OFFSET, "the next offset to read")
+        check_int("offset", self.offset, 0, MAX_OFFSET, "the next offset to read")
 
     @property
     def topic_partition(self) -> TopicPartition:
         """The Kafka partition this sub-state positions."""
-        return _topic_partition(self.topic, self.partition)
+        return trusted_topic_partition(self.topic, self.partition)
 
     def with_offset(self, offset: int) -> PartitionOffset:
         """Return the same partition positioned at ``offset``; the value itself never changes."""
-        _check_int("offset", offset, MAX_OFFSET, "the next offset to read")
-        return _partition_offset(self.topic, self.partition, offset)  # the rest is checked
+        check_int("offset", offset, 0, MAX_OFFSET, "the next offset to read")
+        return trusted_partition_offset(self.topic, self.partition, offset)  # the rest is checked
 
     def __str__(self) -> str:
         """Return ``topic-partition@offset``, for messages and logs."""
@@ -181,8 +205,8 @@ class OffsetRange:
     def __post_init__(self) -> None:
         """Validate once, so that the rest of the package can trust the value."""
         _check_partition(self.topic, self.partition)
-        _check_int("start", self.start, MAX_OFFSET, "an offset")
-        _check_int("until", self.until, MAX_OFFSET, "an offset")
+        check_int("start", self.start, 0, MAX_OFFSET, "an offset")
+        check_int("until", self.until, 0, MAX_OFFSET, "an offset")
         if self.until < self.start:
             msg = f"until: must be >= start ({self.start}), got {self.until}"
             raise ValueError(msg)
@@ -195,21 +219,46 @@ class OffsetRange:
     @property
     def topic_partition(self) -> TopicPartition:
         """The Kafka partition this range belongs to."""
-        return _topic_partition(self.topic, self.partition)
+        return trusted_topic_partition(self.topic, self.partition)
 
     def __str__(self) -> str:
         """Return ``topic-partition[start, until)``, for messages and logs."""
         return f"{self.topic}-{self.partition}[{self.start}, {self.until})"
 
 
+# The package's fast paths. ``state`` handles tens of thousands of partitions per micro-batch,
+# where what Python runs per partition is the cost. The names below are public so that the
+# modules of ``state`` share them without reaching into each other's private names; the
+# package does not re-export them, as they are of no use outside it.
+
+PartitionKey = tuple[str, int]
+"""A partition as a plain ``(topic, partition)`` tuple: it hashes and compares in C and sorts
+exactly like :class:`TopicPartition`, whose generated ``__hash__`` and ``__lt__`` run in Python."""
+
+partition_key: Callable[[Any], PartitionKey] = attrgetter("topic", "partition")
+"""The :data:`PartitionKey` of any of the three value types."""
+
+_PLAIN: Final = frozenset({PartitionOffset})
+
+
+def all_plain(values: Iterable[object]) -> bool:
+    """Whether every value is exactly a :class:`PartitionOffset` (no subclass, nothing else).
+
+    Then sorting by :data:`partition_key` gives their own order and needs no type check;
+    anything else goes the slow way, whose errors name what is wrong.
+    """
+    return set(map(type, values)) <= _PLAIN
+
+
 # Construction without validation, for values whose fields come from values already checked
-# (or were checked just before): ``__post_init__`` costs several times the object itself,
-# and the state package builds thousands of these per micro-batch. Only ``state`` uses
-# them; every value a user or a document supplies still goes through the constructor.
+# (or were checked just before): ``__post_init__`` costs several times the object itself.
+# Every value a user or a document supplies still goes through the constructor. The three
+# constructors are written out rather than made by one generic loop over the setters: the
+# loop costs more than the validation it skips.
 _new = object.__new__
 
 
-def _setters(cls: type, *names: str) -> tuple[Callable[[object, object], None], ...]:
+def slot_setters(cls: type, *names: str) -> tuple[Callable[[object, object], None], ...]:
     """Setters of the slots ``names`` of the frozen dataclass ``cls``.
 
     They write through the slot descriptors, bypassing the frozen ``__setattr__`` as the
@@ -218,14 +267,14 @@ def _setters(cls: type, *names: str) -> tuple[Callable[[object, object], None], 
     return tuple(cls.__dict__[name].__set__ for name in names)
 
 
-_TP_TOPIC, _TP_PARTITION = _setters(TopicPartition, "topic", "partition")
-_PO_TOPIC, _PO_PARTITION, _PO_OFFSET = _setters(PartitionOffset, "topic", "partition", "offset")
-_OR_TOPIC, _OR_PARTITION, _OR_START, _OR_UNTIL = _setters(
+_TP_TOPIC, _TP_PARTITION = slot_setters(TopicPartition, "topic", "partition")
+_PO_TOPIC, _PO_PARTITION, _PO_OFFSET = slot_setters(PartitionOffset, "topic", "partition", "offset")
+_OR_TOPIC, _OR_PARTITION, _OR_START, _OR_UNTIL = slot_setters(
     OffsetRange, "topic", "partition", "start", "until"
 )
 
 
-def _topic_partition(topic: str, partition: int) -> TopicPartition:
+def trusted_topic_partition(topic: str, partition: int) -> TopicPartition:
     """``TopicPartition(topic, partition)`` for fields already validated."""
     value = _new(TopicPartition)
     _TP_TOPIC(value, topic)
@@ -233,7 +282,7 @@ def _topic_partition(topic: str, partition: int) -> TopicPartition:
     return value
 
 
-def _partition_offset(topic: str, partition: int, offset: int) -> PartitionOffset:
+def trusted_partition_offset(topic: str, partition: int, offset: int) -> PartitionOffset:
     """``PartitionOffset(topic, partition, offset)`` for fields already validated."""
     value = _new(PartitionOffset)
     _PO_TOPIC(value, topic)
@@ -242,7 +291,7 @@ def _partition_offset(topic: str, partition: int, offset: int) -> PartitionOffse
     return value
 
 
-def _offset_range(topic: str, partition: int, start: int, until: int) -> OffsetRange:
+def trusted_offset_range(topic: str, partition: int, start: int, until: int) -> OffsetRange:
     """``OffsetRange(topic, partition, start, until)`` for fields already validated."""
     value = _new(OffsetRange)
     _OR_TOPIC(value, topic)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from state.offset_state import OffsetState
-from state.partitions import OffsetRange, _new, _offset_range, _setters
+from state.partitions import OffsetRange, check_int, slot_setters, trusted_offset_range
 
 __all__ = ["PlannedTask", "plan_tasks"]
 
@@ -45,12 +45,7 @@ class PlannedTask:
 
     def __post_init__(self) -> None:
         """Validate once: a task reaches the executors and must not be empty there."""
-        if isinstance(self.slot, bool) or not isinstance(self.slot, int):
-            msg = f"slot: must be an int, got {type(self.slot).__name__} {self.slot!r}"
-            raise TypeError(msg)
-        if self.slot < 0:
-            msg = f"slot: must be >= 0, got {self.slot}"
-            raise ValueError(msg)
+        check_int("slot", self.slot)
         if not isinstance(self.ranges, tuple) or not all(
             isinstance(r, OffsetRange) for r in self.ranges
         ):
@@ -207,23 +202,15 @@ def _coalesced(
         heapq.heappush(heap, (size + records, index))
     ranges_of = {slot: ranges for slot, ranges, _ in loaded}
     tasks = [
-        _planned_task(
-            min(group), tuple(sorted(r for slot in group for r in ranges_of[slot]))
-        )
+        _planned_task(min(group), tuple(sorted(r for slot in group for r in ranges_of[slot])))
         for group in groups
     ]
     return tuple(sorted(tasks, key=attrgetter("slot")))
 
 
 def _check_option(name: str, value: int | None) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"{name}: must be a positive int or None, got {type(value).__name__} {value!r}"
-        raise TypeError(msg)
-    if value < 1:
-        msg = f"{name}: must be >= 1, got {value}"
-        raise ValueError(msg)
+    if value is not None:  # None: the option is not set
+        check_int(name, value, 1)
 
 
 def _cut(
@@ -245,7 +232,9 @@ def _cut(
             if take == current.size:
                 chunk.append(current)  # the whole range: the same value
             else:
-                chunk.append(_offset_range(current.topic, current.partition, cursor, cursor + take))
+                chunk.append(
+                    trusted_offset_range(current.topic, current.partition, cursor, cursor + take)
+                )
             cursor += take
             need -= take
             if cursor == current.until and index + 1 < len(ranges):
@@ -257,12 +246,12 @@ def _cut(
 
 _start = attrgetter("start")
 _until = attrgetter("until")
-_set_slot, _set_ranges = _setters(PlannedTask, "slot", "ranges")
+_set_slot, _set_ranges = slot_setters(PlannedTask, "slot", "ranges")
 
 
 def _planned_task(slot: int, ranges: tuple[OffsetRange, ...]) -> PlannedTask:
     """``PlannedTask(slot, ranges)`` for values known valid, without checking them again."""
-    task = _new(PlannedTask)
+    task = object.__new__(PlannedTask)
     _set_slot(task, slot)
     _set_ranges(task, ranges)
     return task

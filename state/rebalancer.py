@@ -4,8 +4,10 @@ A pure function, like Flink's split assignment, but balanced over all topics tog
 than per topic: Flink's ``KafkaSourceEnumerator.getSplitOwner`` spreads each topic from a
 hash-chosen start index, so two topics of 4 partitions over 8 readers can leave readers idle.
 
-The module is long because the proof that it keeps the invariants of DESIGN.md (no partition
-dropped or duplicated, the fewest moves, no idle slot) is written next to the code it is about.
+The module is long because the proof that it keeps its invariants (listed under *Returns* in
+:func:`rebalance`'s docstring: no partition dropped or duplicated, no idle slot, balance, the
+fewest moves, determinism; README, section *Rescaling*, for the user's view) is written next to
+the code it is about.
 
 The algorithm has two phases.
 
@@ -41,8 +43,16 @@ from itertools import chain, groupby, pairwise, repeat
 from operator import attrgetter
 
 from state.errors import DuplicatePartitionError
-from state.offset_state import _PLAIN, OffsetState, _Key, _key
-from state.partitions import PartitionOffset, TopicPartition, _topic_partition
+from state.offset_state import OffsetState, trusted_state
+from state.partitions import (
+    PartitionKey,
+    PartitionOffset,
+    TopicPartition,
+    all_plain,
+    check_int,
+    partition_key,
+    trusted_topic_partition,
+)
 
 __all__ = ["Rebalance", "rebalance"]
 
@@ -51,9 +61,9 @@ __all__ = ["Rebalance", "rebalance"]
 # the C-level passes (map, all, slicing) do the per-partition work. A tuple key per
 # partition would do, but hundreds of thousands of new objects make the cycle collector run
 # full passes that cost more than the rest. Weights, given by TopicPartition (its generated
-# ``__hash__`` runs in Python), are kept by ``_key`` tuples. Every list of sub-states passed
-# around here is in ``(topic, partition)`` order unless said otherwise, so the result needs
-# no sorting.
+# ``__hash__`` runs in Python), are kept by ``partition_key`` tuples. Every list of sub-states
+# passed around here is in ``(topic, partition)`` order unless said otherwise, so the result
+# needs no sorting.
 _Live = dict[str, dict[int, PartitionOffset]]
 _topic = attrgetter("topic")
 _partition = attrgetter("partition")
@@ -139,7 +149,7 @@ def rebalance(
     if not isinstance(current, OffsetState):
         msg = f"current: must be an OffsetState, got {type(current).__name__}"
         raise TypeError(msg)
-    _check_at_least("target_slots", target_slots, 1)
+    check_int("target_slots", target_slots, 1)
     live_subs = _live_sub_states(live)
     weight = _weights(weights, live_subs)
 
@@ -156,7 +166,7 @@ def rebalance(
 
     kept = held[:target_slots] + [() for _ in range(target_slots - len(held))]
     leaving = list(chain(*held[target_slots:]))
-    free = sorted(leaving + added, key=_key) if leaving else added
+    free = sorted(leaving + added, key=partition_key) if leaving else added
     slots, overflow = _balance_counts(kept, free, weight)
     if _cap_weights(slots, weight):
         moved = _moved(held, slots)
@@ -166,30 +176,20 @@ def rebalance(
         moved = leaving + overflow
     # The result needs no check, unless ``current`` holds a subclass of PartitionOffset:
     # then the constructor sorts it as it always did (refusing to mix it with plain ones).
-    plain = set(map(type, chain.from_iterable(current.slots))) <= _PLAIN
+    plain = all_plain(chain.from_iterable(current.slots))
     return Rebalance(
-        (OffsetState._trusted if plain else OffsetState)(tuple(map(tuple, slots))),
-        frozenset(map(_topic_partition, map(_topic, moved), map(_partition, moved))),
+        (trusted_state if plain else OffsetState)(tuple(map(tuple, slots))),
+        frozenset(map(trusted_topic_partition, map(_topic, moved), map(_partition, moved))),
         tuple(added),
-        tuple(_topic_partition(*key) for key in sorted(map(_key, removed))),
+        tuple(trusted_topic_partition(*key) for key in sorted(map(partition_key, removed))),
     )
-
-
-def _check_at_least(field: str, value: object, minimum: int) -> None:
-    # bool is an int subclass; True slots or a True weight is always a mistake.
-    if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"{field}: must be an int, got {type(value).__name__} {value!r}"
-        raise TypeError(msg)
-    if value < minimum:
-        msg = f"{field}: must be >= {minimum}, got {value}"
-        raise ValueError(msg)
 
 
 def _live_sub_states(live: Iterable[PartitionOffset]) -> _Live:
     """Each live partition's sub-state, as a plain ``PartitionOffset``, by topic and number."""
     live = list(live)
     by_topic: _Live = {}
-    if set(map(type, live)) <= _PLAIN:
+    if all_plain(live):
         # One dict update per topic. Sorting on the topic alone compares strings in C, and
         # costs one pass when ``live`` comes grouped by topic, as it usually does.
         for topic, run in groupby(sorted(live, key=_topic), key=_topic):
@@ -231,7 +231,7 @@ def _added(held: list[Sequence[PartitionOffset]], live: _Live) -> list[Partition
     count = sum(map(len, held))  # all distinct and all live
     if count == sum(map(len, live.values())):
         return []
-    known = set(map(_key, chain(*held)))
+    known = set(map(partition_key, chain(*held)))
     return [
         numbers[number]
         for topic, numbers in sorted(live.items())
@@ -244,9 +244,9 @@ def _moved(
     held: list[Sequence[PartitionOffset]], slots: list[list[PartitionOffset]]
 ) -> list[PartitionOffset]:
     """Return the partitions of ``held`` whose slot index differs in ``slots``."""
-    was: dict[_Key, int] = {}
+    was: dict[PartitionKey, int] = {}
     for index, slot in enumerate(held):
-        was.update(zip(map(_key, slot), repeat(index)))
+        was.update(zip(map(partition_key, slot), repeat(index)))
     return [
         sub
         for index, slot in enumerate(slots)
@@ -255,31 +255,33 @@ def _moved(
     ]
 
 
-def _weights(weights: Mapping[TopicPartition, int] | None, live: _Live) -> dict[_Key, int]:
+def _weights(weights: Mapping[TopicPartition, int] | None, live: _Live) -> dict[PartitionKey, int]:
     """Weight of the live partitions that weigh something; all others weigh 0."""
-    weight: dict[_Key, int] = {}
+    weight: dict[PartitionKey, int] = {}
     for tp, value in (weights or {}).items():
         if type(tp) is not TopicPartition and not isinstance(tp, TopicPartition):
             msg = f"weights: keys must be TopicPartition, got {type(tp).__name__} {tp!r}"
             raise TypeError(msg)
         if type(value) is not int or value < 0:  # the message is built only when it is needed
-            _check_at_least(f"weights[{tp}]", value, 0)
+            check_int(f"weights[{tp}]", value)
         if value and tp.partition in live.get(tp.topic, _NONE):
             weight[tp.topic, tp.partition] = value
     return weight
 
 
-def _weight_of(weight: Mapping[_Key, int]) -> Callable[[PartitionOffset], int]:
+def _weight_of(weight: Mapping[PartitionKey, int]) -> Callable[[PartitionOffset], int]:
     return lambda sub: weight.get((sub.topic, sub.partition), 0)
 
 
-def _heaviest_first(weight: Mapping[_Key, int]) -> Callable[[PartitionOffset], tuple]:
+def _heaviest_first(weight: Mapping[PartitionKey, int]) -> Callable[[PartitionOffset], tuple]:
     """Sort key: heaviest first, ties in ``(topic, partition)`` order."""
     return lambda sub: (-weight.get((sub.topic, sub.partition), 0), sub.topic, sub.partition)
 
 
 def _balance_counts(
-    kept: list[Sequence[PartitionOffset]], free: list[PartitionOffset], weight: Mapping[_Key, int]
+    kept: list[Sequence[PartitionOffset]],
+    free: list[PartitionOffset],
+    weight: Mapping[PartitionKey, int],
 ) -> tuple[list[list[PartitionOffset]], list[PartitionOffset]]:
     """Phase 1: counts balanced, keeping the most partitions in place (see module doc).
 
@@ -319,12 +321,12 @@ def _balance_counts(
                     load += w
                 else:
                     overflow.append(sub)
-            slots.append(sorted(keep, key=_key))
+            slots.append(sorted(keep, key=partition_key))
 
     if total_weight:
         _place_lightest_first(slots, quota, sorted(free + overflow, key=heaviest_first), weight)
     else:
-        spare = sorted(free + overflow, key=_key) if overflow else free
+        spare = sorted(free + overflow, key=partition_key) if overflow else free
         _place_evenly(slots, quota, spare)
     return slots, overflow
 
@@ -333,7 +335,7 @@ def _place_lightest_first(
     slots: list[list[PartitionOffset]],
     quota: list[int],
     spare: list[PartitionOffset],
-    weight: Mapping[_Key, int],
+    weight: Mapping[PartitionKey, int],
 ) -> None:
     """Give each partition of ``spare``, in turn, to the open slot with the least weight.
 
@@ -353,7 +355,7 @@ def _place_lightest_first(
         if count + 1 < quota[index]:
             heapq.heappush(open_slots, (load + weight_of(sub), count + 1, index))
     for index in receivers:
-        slots[index].sort(key=_key)
+        slots[index].sort(key=partition_key)
 
 
 def _place_evenly(
@@ -389,10 +391,10 @@ def _place_evenly(
         position = end
     for count, index in opening:
         if count:
-            slots[index].sort(key=_key)
+            slots[index].sort(key=partition_key)
 
 
-def _cap_weights(slots: list[list[PartitionOffset]], weight: Mapping[_Key, int]) -> bool:
+def _cap_weights(slots: list[list[PartitionOffset]], weight: Mapping[PartitionKey, int]) -> bool:
     """Phase 2, in place: bring every slot to at most ``W/N + w_max`` (see module doc).
 
     Returns whether any partition changed slot; the slots stay in order.
@@ -438,5 +440,5 @@ def _cap_weights(slots: list[list[PartitionOffset]], weight: Mapping[_Key, int])
         # The module doc proves the loop never runs out of originals first.
         assert loads[source] * n <= limit, "weight repair ran out of partitions"
     for index in changed:
-        slots[index].sort(key=_key)
+        slots[index].sort(key=partition_key)
     return True

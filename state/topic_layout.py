@@ -27,15 +27,15 @@ built, and a refusal names the path of the bad value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from itertools import groupby
 from operator import itemgetter
 from typing import Any, Final
 
-from state._json import JSON_OBJECTS, kind, repeated
+from state._json import check_object, kind
 from state.errors import OffsetDocumentError
-from state.offset_state import OffsetState
-from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, _partition_offset
+from state.offset_state import OffsetState, Places, places_of, trusted_state
+from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, trusted_partition_offset
 
 __all__ = ["TOPICS_KEY", "read_topic_layout", "topic_layout"]
 
@@ -56,7 +56,7 @@ def topic_layout(state: OffsetState) -> dict[str, Any]:
     ``slots``, so the same state always gives the same JSON.
     """
     count = state.num_slots
-    where = state._index()
+    where = places_of(state)
     topics: dict[str, Any] = {}
     dealt = 0  # partitions of the document before this topic: the round-robin position
     for topic, keys in groupby(sorted(where), key=_first):
@@ -104,17 +104,12 @@ def read_topic_layout(count: object, topics: object) -> OffsetState:
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         msg = f"must be the number of reader slots, an integer >= 0, got {kind(count)}"
         raise OffsetDocumentError(msg, _SLOTS)
-    if type(topics) not in JSON_OBJECTS and not isinstance(topics, Mapping):
-        msg = f"must be an object mapping each topic to its offsets, got {kind(topics)}"
-        raise OffsetDocumentError(msg, TOPICS_KEY)
-    if repeated(topics):
-        msg = f"topic {repeated(topics)[0]!r} is listed twice"
-        raise OffsetDocumentError(msg, TOPICS_KEY)
+    check_object(topics, TOPICS_KEY, "an object mapping each topic to its offsets", "topic")
     if topics and count == 0:
         msg = "is 0, but the document lists partitions: every partition belongs to a slot"
         raise OffsetDocumentError(msg, _SLOTS)
     slots: list[list[PartitionOffset]] = [[] for _ in range(count)]
-    where: dict[tuple[str, int], tuple[int, int]] = {}
+    where: Places = {}
     dealt = 0
     # Name order, whatever the order of the keys: the round-robin position depends on it.
     for topic in sorted(topics):
@@ -123,10 +118,10 @@ def read_topic_layout(count: object, topics: object) -> OffsetState:
             owners = [(dealt + k) % count for k in range(len(numbers))]
         dealt += len(numbers)
         for number, offset, slot in zip(numbers, offsets, owners, strict=True):
-            slots[slot].append(_partition_offset(topic, number, offset))
+            slots[slot].append(trusted_partition_offset(topic, number, offset))
             where[(topic, number)] = (slot, offset)
     # Topics in name order and partitions in number order: every slot is sorted already.
-    return OffsetState._trusted(tuple(map(tuple, slots)), where)
+    return trusted_state(tuple(map(tuple, slots)), where)
 
 
 def _read_topic(
@@ -137,11 +132,8 @@ def _read_topic(
     if not isinstance(topic, str) or not topic:
         msg = f"topic names must be non-empty strings, got {topic!r}"
         raise OffsetDocumentError(msg, TOPICS_KEY)
-    if type(entry) not in JSON_OBJECTS and not isinstance(entry, Mapping):
-        msg = f"must be an object with '{_OFFSETS}' (and maybe '{_PARTITIONS}', '{_SLOTS}')"
-        raise OffsetDocumentError(f"{msg}, got {kind(entry)}", here)
-    if repeated(entry):
-        raise OffsetDocumentError(f"key {repeated(entry)[0]!r} is listed twice", here)
+    must_be = f"an object with '{_OFFSETS}' (and maybe '{_PARTITIONS}', '{_SLOTS}')"
+    check_object(entry, here, must_be, "key")
     unknown = sorted(set(entry) - set(_TOPIC_KEYS), key=str)
     if unknown:
         msg = f"unknown key {unknown[0]!r}; a topic has '{_PARTITIONS}', '{_OFFSETS}', '{_SLOTS}'"

@@ -108,7 +108,7 @@ def _offsets_bound(values: Mapping[str, Any], name: str, subscribed: Subscriptio
             isinstance(subscribed, AssignPartitions) and tp not in subscribed.partitions
         ):
             msg = (
-                f"{tp.topic}-{tp.partition} is not part of the subscription "
+                f"{tp} is not part of the subscription "
                 f"{subscribed.describe()}"
             )
             raise InvalidOptionError(name, msg)

@@ -13,13 +13,21 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from connector._logging import logger
 from connector.config.options import KafkaSourceOptions
 from connector.driver.kafka_metadata import KafkaMetadata
 from connector.kafka_clients import probe_consumer
-from state import EventTimePositions, TopicPartition, alignment_frontier
+from state import (
+    EVENT_TIME_KEY,
+    EventTimePositions,
+    SlotsDocument,
+    TopicPartition,
+    alignment_frontier,
+)
 from state.event_time import advance_clocks, aligned_ends, movable_partitions
+from state.partitions import describe_partitions
 
-__all__ = ["AlignedEnds", "align_end_offsets"]
+__all__ = ["AlignedEnds", "EventTimeAlignment", "align_end_offsets"]
 
 _PROBE_TIMEOUT_S = 15.0
 
@@ -32,6 +40,45 @@ class AlignedEnds:
     frontier_ms: int | None
     held: tuple[TopicPartition, ...]
     positions: EventTimePositions
+
+
+class EventTimeAlignment:
+    """One query's alignment across batch boundaries, on the driver.
+
+    The clocks travel in the checkpointed document (its ``eventTime`` section), so a restart
+    goes on where the query was; what the driver keeps is only which partitions it held last,
+    so the log says when that changes rather than at every batch.
+    """
+
+    def __init__(self, options: KafkaSourceOptions) -> None:
+        self._options = options
+        self._held: tuple[TopicPartition, ...] = ()
+
+    def cut(
+        self,
+        kafka: KafkaMetadata,
+        known: Mapping[TopicPartition, int],
+        ends: Mapping[TopicPartition, int],
+        start: SlotsDocument,
+        available_now: bool,
+    ) -> tuple[dict[TopicPartition, int], dict]:
+        """Cut ``ends`` at the frontier; return them with the ``eventTime`` section to write.
+
+        ``known`` holds where each partition of ``ends`` starts; ``start`` is the batch's start
+        document, whose section holds the clocks so far.
+        """
+        section = start.extras.get(EVENT_TIME_KEY)
+        previous = EventTimePositions.from_dict(section) if section else EventTimePositions()
+        starts = {tp: known[tp] for tp in ends}
+        aligned = align_end_offsets(self._options, kafka, starts, ends, previous, available_now)
+        if aligned.held != self._held:
+            self._held = aligned.held
+            logger.info(
+                "Event-time alignment: frontier %s; holding %s",
+                aligned.frontier_ms,
+                describe_partitions(aligned.held) or "nothing",
+            )
+        return aligned.ends, aligned.positions.to_dict()
 
 
 def align_end_offsets(

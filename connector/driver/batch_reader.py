@@ -60,7 +60,7 @@ class KafkaBatchReader(DataSourceReader):
         for tp in sorted(live):
             if end[tp] < start[tp]:
                 msg = (
-                    f"{tp.topic}-{tp.partition}: ending offset {end[tp]} is before starting "
+                    f"{tp}: ending offset {end[tp]} is before starting "
                     f"offset {start[tp]}{source}; the end must not precede the start"
                 )
                 raise InvalidOptionError("endingOffsets", msg)

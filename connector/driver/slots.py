@@ -1,22 +1,42 @@
-"""The reader slots on the driver: how many, the first assignment, the tasks of a batch.
+"""The reader slots on the driver: how many, the first assignment, its log, the tasks of a batch.
 
-The cutting itself is pure (``state.plan_tasks``); this module feeds it the options and asks
-the cluster for its cores when ``parallelism`` is ``auto``.
+The decisions are pure (``state.plan_tasks`` cuts the tasks, ``state.parallelism`` counts the
+slots); this module feeds them the options, asks the cluster for its cores when
+``parallelism`` is ``auto``, and writes the log lines.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection
 
 from connector._logging import logger
 from connector.config.options import KafkaSourceOptions
 from connector.driver.cluster_cores import application_cores
-from connector.driver.kafka_metadata import KafkaMetadata
+from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
 from connector.driver.positions import check_assigned, resolve_start
 from connector.task import KafkaInputPartition
-from state import OffsetState, PartitionOffset, TopicPartition, plan_tasks, rebalance
+from state import (
+    OffsetState,
+    PartitionOffset,
+    Rebalance,
+    SlotsDocument,
+    TopicPartition,
+    carried_topic_ids,
+    plan_tasks,
+    rebalance,
+)
+from state.assignment_text import describe_assignment, summarize_assignment
+from state.parallelism import BY_CORES, CORES_UNKNOWN, choose_slot_count
 
-__all__ = ["plan_input_partitions", "slot_count", "starting_state"]
+__all__ = [
+    "log_assignment",
+    "log_rebalance",
+    "plan_input_partitions",
+    "slot_count",
+    "starting_document",
+    "starting_state",
+]
 
 
 def plan_input_partitions(
@@ -34,32 +54,33 @@ def plan_input_partitions(
 
 
 def slot_count(options: KafkaSourceOptions, partition_count: int, current_slots: int = 0) -> int:
-    """How many reader slots the next batch has.
+    """How many reader slots the next batch has, by :func:`state.parallelism.choose_slot_count`.
 
-    A number given as ``parallelism`` wins. ``auto`` follows the application's executor
-    cores; when they cannot be read, the current slot count stays (one slot per partition
-    for a new query), with a warning. Unset means one slot per partition, as Spark's built-in
-    source has one task per partition.
+    Only ``auto`` asks the driver's REST API for the application's cores; the rule then logs
+    a change of count at INFO, and a warning when the cores could not be read.
     """
     parallelism = options.parallelism
-    if parallelism.count is not None:  # set exactly when the kind is "fixed"
-        return parallelism.count
-    if parallelism.kind == "unset":
-        return max(1, partition_count)
-    fallback = current_slots or max(1, partition_count)
-    cores = application_cores(options.parallelism_ui_url)
-    if cores is None:
+    cores = application_cores(options.parallelism_ui_url) if parallelism.kind == "auto" else None
+    chosen = choose_slot_count(
+        parallelism.kind,
+        parallelism.count,
+        partition_count=partition_count,
+        current_slots=current_slots,
+        cores=cores,
+    )
+    if chosen.reason == CORES_UNKNOWN:
         logger.warning(
             "parallelism=auto: the driver's REST API gave no executor cores (is spark.ui.enabled "
             "false? set 'parallelismUiUrl' if the UI is elsewhere); keeping %d reader slots",
-            fallback,
+            chosen.count,
         )
-        return fallback
-    if cores != current_slots:
+    elif chosen.reason == BY_CORES and chosen.count != current_slots:
         logger.info(
-            "parallelism=auto: the application has %d cores, using %d reader slots", cores, cores
+            "parallelism=auto: the application has %d cores, using %d reader slots",
+            chosen.count,
+            chosen.count,
         )
-    return cores
+    return chosen.count
 
 
 def starting_state(
@@ -81,3 +102,40 @@ def starting_state(
     offsets = resolve_start(options, live, metadata)
     sub_states = [PartitionOffset(tp.topic, tp.partition, o) for tp, o in offsets.items()]
     return rebalance(OffsetState.of([]), slot_count(options, len(live)), sub_states).state
+
+
+def starting_document(
+    options: KafkaSourceOptions, metadata: KafkaMetadata, found: LiveTopics
+) -> SlotsDocument:
+    """Return a new streaming query's first document: :func:`starting_state`, logged, with ids.
+
+    The topic ids of the partitions found are recorded from the start, so a topic deleted and
+    re-created before the first batch ends is recognised as such.
+    """
+    live = found.partitions
+    state = starting_state(options, metadata, live)
+    log_assignment("Initial assignment", state)
+    ids = carried_topic_ids({}, found.topic_ids, {tp.topic for tp in live})
+    return SlotsDocument(state, topic_ids=ids)
+
+
+def log_rebalance(current: OffsetState, result: Rebalance) -> None:
+    """Log a batch boundary's rebalance when it changed anything: count, moves, joins, leaves."""
+    if (
+        result.moved
+        or result.added
+        or result.removed
+        or (result.state.num_slots != current.num_slots)
+    ):
+        log_assignment(
+            f"Reader slots {current.num_slots} -> {result.state.num_slots} (moved "
+            f"{len(result.moved)}, joined {len(result.added)}, left {len(result.removed)})",
+            result.state,
+        )
+
+
+def log_assignment(what: str, state: OffsetState) -> None:
+    """Log the summary at INFO and the whole list at DEBUG: one line each, short at any size."""
+    logger.info("%s: %s", what, summarize_assignment(state))
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug("%s, by slot: %s", what, describe_assignment(state))

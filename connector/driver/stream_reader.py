@@ -9,7 +9,6 @@ checkpointed, so a batch re-planned after a crash reads exactly the same records
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -27,28 +26,21 @@ from pyspark.sql.streaming.datasource import (
 from connector._gc import cycle_collector_paused
 from connector._logging import logger
 from connector.config.options import KafkaSourceOptions
-from connector.driver.alignment import align_end_offsets
+from connector.driver.alignment import EventTimeAlignment
 from connector.driver.checkpointed import CheckpointedDocuments
 from connector.driver.group_commits import GroupCommits
 from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
-from connector.driver.slots import plan_input_partitions, slot_count, starting_state
+from connector.driver.slots import (
+    log_rebalance,
+    plan_input_partitions,
+    slot_count,
+    starting_document,
+)
 from connector.errors import DataLossError, MissingTopicError
 from connector.formats.decoding import DecodePlan
 from connector.task import ReadTask, read_settings
-from state import (
-    EVENT_TIME_KEY,
-    MAX_OFFSET,
-    EventTimePositions,
-    OffsetState,
-    Rebalance,
-    SlotsDocument,
-    TopicPartition,
-    carried_topic_ids,
-    recreated_topics,
-)
-from state.assignment_text import describe_assignment, summarize_assignment
+from state import MAX_OFFSET, SlotsDocument, TopicPartition, recreated_topics
 from state.batch_boundary import (
-    Carried,
     DataLoss,
     must_wait,
     plan_batch_end,
@@ -56,9 +48,8 @@ from state.batch_boundary import (
     recreation_loss,
     target_ends,
 )
-from state.batch_edges import clip_to
+from state.batch_edges import reading_start
 from state.missing_topics import MissingTopicWatch
-from state.partitions import describe_partitions
 
 __all__ = ["KafkaStreamReader"]
 
@@ -86,7 +77,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._backlog: Mapping[str, Any] | None = None
         self._last_trigger_ms = 0.0
         self._group = GroupCommits(options)
-        self._held: tuple[TopicPartition, ...] = ()
+        self._alignment = EventTimeAlignment(options)
         self._documents = CheckpointedDocuments()
         self._planned: SlotsDocument | None = None  # the end of the batch planned last
         self._missing = MissingTopicWatch()
@@ -120,15 +111,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._documents.to_dict(self._initial)
 
     def _resolve_initial(self) -> SlotsDocument:
-        options = self._options
         kafka = self._kafka()
-        found = kafka.live(options.subscription, with_ids=True)
-        live = found.partitions
+        found = kafka.live(self._options.subscription, with_ids=True)
         self._check_missing(found, frozenset())
-        state = starting_state(options, kafka, live)
-        _log_assignment("Initial assignment", state)
-        ids = carried_topic_ids({}, found.topic_ids, {tp.topic for tp in live})
-        return SlotsDocument(state, topic_ids=ids)
+        return starting_document(self._options, kafka, found)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         """``maxOffsetsPerTrigger`` as a row cap, else ``minOffsetsPerTrigger``, else all.
@@ -183,7 +169,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         ):
             return start
         ends = target_ends(carried, now.latest, target)
-        aligned, event_time = self._align(carried, ends, document, limit)
+        aligned, event_time = None, None
+        if options.max_event_time_drift_ms is not None and not isinstance(limit, ReadAllAvailable):
+            # ReadAllAvailable (Trigger.Once) must read everything at once: alignment yields.
+            aligned, event_time = self._alignment.cut(
+                self._kafka(), carried.known, ends, document, available_now=target is not None
+            )
         end = plan_batch_end(
             document,
             carried,
@@ -197,45 +188,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             subscribed=[t for t in document.topic_ids if options.subscription.matches(t)],
         )
         self._backlog = end.backlog
-        _log_rebalance(document.state, end.rebalance)
+        log_rebalance(document.state, end.rebalance)
         if end.document is None:
             return start
         self._last_trigger_ms = time.time() * 1000  # maxTriggerDelay counts from here
         self._planned = end.document
         return self._documents.to_dict(end.document)
-
-    def _align(
-        self,
-        carried: Carried,
-        ends: dict[TopicPartition, int],
-        document: SlotsDocument,
-        limit: ReadLimit,
-    ) -> tuple[dict[TopicPartition, int] | None, dict[str, Any] | None]:
-        """Cut ``ends`` at the event-time frontier; the clocks travel in the document.
-
-        ``ReadAllAvailable`` (Trigger.Once) must read everything at once: alignment yields.
-        """
-        if self._options.max_event_time_drift_ms is None or isinstance(limit, ReadAllAvailable):
-            return None, None
-        section = document.extras.get(EVENT_TIME_KEY)
-        previous = EventTimePositions.from_dict(section) if section else EventTimePositions()
-        known = carried.known
-        aligned = align_end_offsets(
-            self._options,
-            self._kafka(),
-            {tp: known[tp] for tp in ends},
-            ends,
-            previous,
-            available_now=self._available_now_target is not None,
-        )
-        if aligned.held != self._held:
-            self._held = aligned.held
-            logger.info(
-                "Event-time alignment: frontier %s; holding %s",
-                aligned.frontier_ms,
-                describe_partitions(aligned.held) or "nothing",
-            )
-        return aligned.ends, aligned.positions.to_dict()
 
     def _check_missing(self, found: LiveTopics, known_topics: frozenset[str]) -> None:
         """Warn at once about a subscribed topic that does not exist; fail once it stays so.
@@ -297,12 +255,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Cut ``[start, end)`` into tasks; a partition whose offset went back reads nothing."""
         start_document = self._documents.checkpointed(start, "the start of a batch")
         end_document = self._documents.checkpointed(end, "the end of a batch")
-        recreated = set(recreated_topics(start_document.topic_ids, end_document.topic_ids))
-        if end_document is not self._planned:
-            # Planned by an earlier run of the query: check its topics are still the same.
-            # (This reader's own plan checked the ids after its offset lookups.)
-            recreated.update(self._recreated_since(end_document))
-        start_state = clip_to(start_document.state, end_document.state, frozenset(recreated))
+        # A batch planned by an earlier run of the query: check its topics are still the same.
+        # (This reader's own plan checked the ids after its offset lookups.)
+        since = self._recreated_since(end_document) if end_document is not self._planned else ()
+        start_state = reading_start(start_document, end_document, since)
         return plan_input_partitions(start_state, end_document.state, self._options)
 
     def _recreated_since(self, end: SlotsDocument) -> tuple[str, ...]:
@@ -342,24 +298,3 @@ def _report(losses: Iterable[DataLoss]) -> None:
         if loss.fatal:
             raise DataLossError(loss.message)
         logger.warning("%s", loss.message)
-
-
-def _log_rebalance(current: OffsetState, result: Rebalance) -> None:
-    if (
-        result.moved
-        or result.added
-        or result.removed
-        or (result.state.num_slots != current.num_slots)
-    ):
-        _log_assignment(
-            f"Reader slots {current.num_slots} -> {result.state.num_slots} (moved "
-            f"{len(result.moved)}, joined {len(result.added)}, left {len(result.removed)})",
-            result.state,
-        )
-
-
-def _log_assignment(what: str, state: OffsetState) -> None:
-    """Log the summary at INFO and the whole list at DEBUG: one line each, short at any size."""
-    logger.info("%s: %s", what, summarize_assignment(state))
-    if logger.isEnabledFor(logging.DEBUG):
-        logger.debug("%s, by slot: %s", what, describe_assignment(state))

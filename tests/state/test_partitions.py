@@ -7,7 +7,7 @@ import pickle
 import pytest
 
 from state import MAX_OFFSET, MAX_PARTITION, OffsetRange, PartitionOffset, TopicPartition
-from state.partitions import _offset_range, _partition_offset, _topic_partition
+from state.partitions import trusted_offset_range, trusted_partition_offset, trusted_topic_partition
 
 
 def test_topic_partition_orders_by_topic_then_partition_numerically() -> None:
@@ -116,9 +116,9 @@ def test_values_survive_pickling_for_the_executors() -> None:
 def test_values_built_inside_the_package_equal_checked_ones() -> None:
     """The unchecked constructors ``state`` uses internally give the very same values."""
     built = [
-        (_topic_partition("t", 1), TopicPartition("t", 1)),
-        (_partition_offset("t", 1, 2), PartitionOffset("t", 1, 2)),
-        (_offset_range("t", 1, 2, 9), OffsetRange("t", 1, 2, 9)),
+        (trusted_topic_partition("t", 1), TopicPartition("t", 1)),
+        (trusted_partition_offset("t", 1, 2), PartitionOffset("t", 1, 2)),
+        (trusted_offset_range("t", 1, 2, 9), OffsetRange("t", 1, 2, 9)),
     ]
     for fast, checked in built:
         assert type(fast) is type(checked)

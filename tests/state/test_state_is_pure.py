@@ -59,3 +59,43 @@ def test_public_api_is_exported() -> None:
     }
     assert expected <= set(state.__all__)
     assert all(hasattr(state, name) for name in state.__all__)
+
+
+def _defined_here(tree: ast.Module) -> set[str]:
+    """Names the module defines, at its top level and in its classes (methods, fields)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _private_reaches(tree: ast.Module) -> list[str]:
+    """Private names of other modules that ``tree`` imports, or reads as attributes.
+
+    A private module (``state._json``) may export public names; an attribute named as
+    something the module itself defines (``state._index()`` in ``offset_state``) is its own.
+    """
+    own = _defined_here(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            dunder = node.attr.startswith("__") and node.attr.endswith("__")
+            if not dunder and node.attr not in own:
+                found.append(f"{ast.unparse(node.value)}.{node.attr}")
+    return found
+
+
+def test_no_module_reaches_into_another_modules_private_names() -> None:
+    reaches = {}
+    for path in sorted(STATE_DIR.glob("*.py")):
+        found = _private_reaches(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+        if found:
+            reaches[path.name] = found
+    assert reaches == {}

@@ -29,7 +29,7 @@ from state import (
     SlotsDocument,
     TopicPartition,
 )
-from state.batch_edges import backlog_report, clip_to
+from state.batch_edges import backlog_report, clip_to, reading_start
 
 
 def state_of(*slots: dict[int, int], topic: str = "orders") -> OffsetState:
@@ -259,7 +259,6 @@ def test_event_time_extras_are_reused_when_identical(parses: list[object]) -> No
 
 
 def test_a_recreated_topic_reads_nothing_in_the_batch_that_finds_it() -> None:
-    from connector.driver.stream_reader import clip_to
     from state import PartitionOffset as P
 
     start = OffsetState.of([[P("orders", 0, 50), P("audit", 0, 7)]])
@@ -271,8 +270,26 @@ def test_a_recreated_topic_reads_nothing_in_the_batch_that_finds_it() -> None:
     assert clip_to(start, end).offsets()[TopicPartition("orders", 0)] == 50  # not re-created
 
 
+def test_the_reading_start_knows_a_topic_recreated_between_the_ends_or_since() -> None:
+    from state import PartitionOffset as P
+
+    ids = {"orders": "A", "audit": "B"}
+    start = SlotsDocument(OffsetState.of([[P("orders", 0, 50), P("audit", 0, 7)]]), topic_ids=ids)
+    end_state = OffsetState.of([[P("orders", 0, 120), P("audit", 0, 9)]])
+    same = SlotsDocument(end_state, topic_ids=ids)
+    assert reading_start(start, same) == start.state
+    recreated = SlotsDocument(end_state, topic_ids={**ids, "orders": "C"})
+    assert reading_start(start, recreated).offsets() == {
+        TopicPartition("orders", 0): 120,
+        TopicPartition("audit", 0): 7,
+    }
+    assert reading_start(start, same, ["audit"]).offsets() == {
+        TopicPartition("orders", 0): 50,
+        TopicPartition("audit", 0): 9,
+    }
+
+
 def test_a_partition_whose_end_went_back_reads_nothing() -> None:
-    from connector.driver.stream_reader import clip_to
     from state import PartitionOffset as P
 
     start = OffsetState.of([[P("orders", 0, 50)]])
