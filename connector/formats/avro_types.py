@@ -30,27 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    MapType,
-    NullType,
-    ShortType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
+import pyspark.sql.types as T
 
 from connector.errors import KafkaSourceError
 
@@ -83,15 +63,15 @@ _KEPT_LOGICAL: Final = {
 }
 """The logical types Spark maps to a type of their own, with the Avro types they may annotate."""
 
-_PRIMITIVES: Final[Mapping[str, DataType]] = {
-    "boolean": BooleanType(),
-    "int": IntegerType(),
-    "long": LongType(),
-    "float": FloatType(),
-    "double": DoubleType(),
-    "bytes": BinaryType(),
-    "string": StringType(),
-    "null": NullType(),
+_PRIMITIVES: Final[Mapping[str, T.DataType]] = {
+    "boolean": T.BooleanType(),
+    "int": T.IntegerType(),
+    "long": T.LongType(),
+    "float": T.FloatType(),
+    "double": T.DoubleType(),
+    "bytes": T.BinaryType(),
+    "string": T.StringType(),
+    "null": T.NullType(),
 }
 
 
@@ -145,7 +125,7 @@ def without_ignored_logical_types(schema: Any) -> Any:
 
 @dataclass(frozen=True)
 class _Mapped:
-    data_type: DataType
+    data_type: T.DataType
     nullable: bool
 
 
@@ -168,7 +148,7 @@ class _Walk:
         return schema
 
 
-def spark_type_of(schema: Any) -> tuple[DataType, bool]:
+def spark_type_of(schema: Any) -> tuple[T.DataType, bool]:
     """Map a schema parsed by ``fastavro.parse_schema`` to its Spark type and nullability.
 
     Raises
@@ -181,24 +161,24 @@ def spark_type_of(schema: Any) -> tuple[DataType, bool]:
     return mapped.data_type, mapped.nullable
 
 
-def as_declared(data_type: DataType) -> DataType:
+def as_declared(data_type: T.DataType) -> T.DataType:
     """Return ``data_type`` as Spark parses it back from DDL: arrays and maps may hold nulls.
 
     DDL has no way to say that an array's elements or a map's values are never null, so the
     type the source declares (as DDL) comes back with ``containsNull`` and
     ``valueContainsNull`` set; spark-avro's ``false`` there cannot survive the declaration.
     """
-    if isinstance(data_type, StructType):
-        return StructType(
+    if isinstance(data_type, T.StructType):
+        return T.StructType(
             [
-                StructField(field.name, as_declared(field.dataType), field.nullable)
+                T.StructField(field.name, as_declared(field.dataType), field.nullable)
                 for field in data_type.fields
             ]
         )
-    if isinstance(data_type, ArrayType):
-        return ArrayType(as_declared(data_type.elementType), True)
-    if isinstance(data_type, MapType):
-        return MapType(data_type.keyType, as_declared(data_type.valueType), True)
+    if isinstance(data_type, T.ArrayType):
+        return T.ArrayType(as_declared(data_type.elementType), True)
+    if isinstance(data_type, T.MapType):
+        return T.MapType(data_type.keyType, as_declared(data_type.valueType), True)
     return data_type
 
 
@@ -222,25 +202,25 @@ def _map(schema: Any, walk: _Walk) -> _Mapped:
                 f"{_MAX_PRECISION}, scale 0 to the precision)"
             )
             raise AvroMappingError(msg)
-        return _Mapped(DecimalType(precision, scale), False)
+        return _Mapped(T.DecimalType(precision, scale), False)
     if logical == "date":
-        return _Mapped(DateType(), False)
+        return _Mapped(T.DateType(), False)
     if logical in ("timestamp-millis", "timestamp-micros"):
-        return _Mapped(TimestampType(), False)
+        return _Mapped(T.TimestampType(), False)
     if logical in ("local-timestamp-millis", "local-timestamp-micros"):
-        return _Mapped(TimestampNTZType(), False)
+        return _Mapped(T.TimestampNTZType(), False)
     if kind in ("record", "error"):
         return _map_record(schema, walk)
     if kind == "enum":
-        return _Mapped(StringType(), False)
+        return _Mapped(T.StringType(), False)
     if kind == "fixed":
-        return _Mapped(BinaryType(), False)
+        return _Mapped(T.BinaryType(), False)
     if kind == "array":
         items = _map(schema["items"], walk)
-        return _Mapped(ArrayType(items.data_type, items.nullable), False)
+        return _Mapped(T.ArrayType(items.data_type, items.nullable), False)
     if kind == "map":
         values = _map(schema["values"], walk)
-        return _Mapped(MapType(StringType(), values.data_type, values.nullable), False)
+        return _Mapped(T.MapType(T.StringType(), values.data_type, values.nullable), False)
     return _map(kind, walk)  # {"type": "int"} and the like
 
 
@@ -252,9 +232,9 @@ def _map_record(schema: Mapping[str, Any], walk: _Walk) -> _Mapped:
     fields = []
     for field in schema["fields"]:
         mapped = _map(field["type"], walk)
-        fields.append(StructField(field["name"], mapped.data_type, mapped.nullable))
+        fields.append(T.StructField(field["name"], mapped.data_type, mapped.nullable))
     walk.open_records.pop()
-    return _Mapped(StructType(fields), False)
+    return _Mapped(T.StructType(fields), False)
 
 
 def _map_union(members: list[Any], walk: _Walk) -> _Mapped:
@@ -265,14 +245,14 @@ def _map_union(members: list[Any], walk: _Walk) -> _Mapped:
     if len(others) == 1:
         return _Mapped(_map(others[0], walk).data_type, True)
     if sorted(map(str, others)) == ["int", "long"]:
-        return _Mapped(LongType(), nullable)
+        return _Mapped(T.LongType(), nullable)
     if sorted(map(str, others)) == ["double", "float"]:
-        return _Mapped(DoubleType(), nullable)
+        return _Mapped(T.DoubleType(), nullable)
     fields = [
-        StructField(f"member{index}", _map(member, walk).data_type, True)
+        T.StructField(f"member{index}", _map(member, walk).data_type, True)
         for index, member in enumerate(others)
     ]
-    return _Mapped(StructType(fields), nullable)
+    return _Mapped(T.StructType(fields), nullable)
 
 
 def _recursive(name: str, walk: _Walk) -> AvroMappingError:
@@ -501,7 +481,7 @@ def _member_picker(members: list[Any]) -> Callable[[Any], int]:
 # --- Spark -> Avro ----------------------------------------------------------------------------
 
 
-def avro_schema_of(data_type: DataType, nullable: bool = False) -> Any:
+def avro_schema_of(data_type: T.DataType, nullable: bool = False) -> Any:
     """Return the Avro schema (JSON-able) spark-avro's ``to_avro`` writes for ``data_type``.
 
     Raises
@@ -512,35 +492,35 @@ def avro_schema_of(data_type: DataType, nullable: bool = False) -> Any:
     return _avro(data_type, nullable, TOP_LEVEL_RECORD, "")
 
 
-def _avro(data_type: DataType, nullable: bool, name: str, namespace: str) -> Any:
+def _avro(data_type: T.DataType, nullable: bool, name: str, namespace: str) -> Any:
     schema = _avro_non_null(data_type, name, namespace)
     return ["null", schema] if nullable else schema
 
 
-def _avro_non_null(data_type: DataType, name: str, namespace: str) -> Any:
-    if isinstance(data_type, BooleanType):
+def _avro_non_null(data_type: T.DataType, name: str, namespace: str) -> Any:
+    if isinstance(data_type, T.BooleanType):
         return "boolean"
-    if isinstance(data_type, (ByteType, ShortType, IntegerType)):
+    if isinstance(data_type, (T.ByteType, T.ShortType, T.IntegerType)):
         return "int"
-    if isinstance(data_type, LongType):
+    if isinstance(data_type, T.LongType):
         return "long"
-    if isinstance(data_type, FloatType):
+    if isinstance(data_type, T.FloatType):
         return "float"
-    if isinstance(data_type, DoubleType):
+    if isinstance(data_type, T.DoubleType):
         return "double"
-    if isinstance(data_type, StringType):
+    if isinstance(data_type, T.StringType):
         return "string"
-    if isinstance(data_type, BinaryType):
+    if isinstance(data_type, T.BinaryType):
         return "bytes"
-    if isinstance(data_type, NullType):
+    if isinstance(data_type, T.NullType):
         return "null"
-    if isinstance(data_type, DateType):
+    if isinstance(data_type, T.DateType):
         return {"type": "int", "logicalType": "date"}
-    if isinstance(data_type, TimestampType):
+    if isinstance(data_type, T.TimestampType):
         return {"type": "long", "logicalType": "timestamp-micros"}
-    if isinstance(data_type, TimestampNTZType):
+    if isinstance(data_type, T.TimestampNTZType):
         return {"type": "long", "logicalType": "local-timestamp-micros"}
-    if isinstance(data_type, DecimalType):
+    if isinstance(data_type, T.DecimalType):
         return {
             "type": "fixed",
             "name": f"{namespace}.{name}.fixed" if namespace else f"{name}.fixed",
@@ -549,20 +529,20 @@ def _avro_non_null(data_type: DataType, name: str, namespace: str) -> Any:
             "precision": data_type.precision,
             "scale": data_type.scale,
         }
-    if isinstance(data_type, ArrayType):
+    if isinstance(data_type, T.ArrayType):
         return {
             "type": "array",
             "items": _avro(data_type.elementType, data_type.containsNull, name, namespace),
         }
-    if isinstance(data_type, MapType):
-        if not isinstance(data_type.keyType, StringType):
+    if isinstance(data_type, T.MapType):
+        if not isinstance(data_type.keyType, T.StringType):
             msg = f"Avro maps have string keys; {data_type.simpleString()} has other keys"
             raise AvroMappingError(msg)
         return {
             "type": "map",
             "values": _avro(data_type.valueType, data_type.valueContainsNull, name, namespace),
         }
-    if isinstance(data_type, StructType):
+    if isinstance(data_type, T.StructType):
         inner = f"{namespace}.{name}" if namespace else name
         fields = []
         for field in data_type.fields:
