@@ -19,7 +19,7 @@ import base64
 import binascii
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -146,14 +146,8 @@ def _struct(spark_type: T.StructType) -> _Convert:
         out = {}
         for name, field_convert, fast in fields:
             item = get(name)
-            if item is None or type(item) is fast:
-                out[name] = item
-                continue
-            try:
-                out[name] = field_convert(item)
-            except _Mismatch as mismatch:
-                mismatch.path.append(f".{name}")
-                raise
+            fits = item is None or type(item) is fast  # _fits inline: once per field and record
+            out[name] = item if fits else _nested(field_convert, item, ".{}", name)
         return out
 
     return convert
@@ -165,16 +159,12 @@ def _array(spark_type: T.ArrayType) -> _Convert:
     def convert(value: Any) -> list[Any]:
         if type(value) is not list:
             raise _Mismatch("an array", value)
-        if fast is not None and all(type(item) is fast or item is None for item in value):
+        if _all_fit(value, fast):
             return value
-        out = []
-        for index, item in enumerate(value):
-            try:
-                out.append(item if item is None or type(item) is fast else element(item))
-            except _Mismatch as mismatch:
-                mismatch.path.append(f"[{index}]")
-                raise
-        return out
+        return [
+            item if _fits(item, fast) else _nested(element, item, "[{}]", index)
+            for index, item in enumerate(value)
+        ]
 
     return convert
 
@@ -188,18 +178,37 @@ def _map(spark_type: T.MapType) -> _Convert:
     def convert(value: Any) -> dict[str, Any]:
         if type(value) is not dict:
             raise _Mismatch("an object", value)
-        if fast is not None and all(type(item) is fast or item is None for item in value.values()):
+        if _all_fit(value.values(), fast):
             return value
-        out = {}
-        for key, item in value.items():
-            try:
-                out[key] = item if item is None or type(item) is fast else element(item)
-            except _Mismatch as mismatch:
-                mismatch.path.append(f"[{key!r}]")
-                raise
-        return out
+        return {
+            key: item if _fits(item, fast) else _nested(element, item, "[{!r}]", key)
+            for key, item in value.items()
+        }
 
     return convert
+
+
+def _fits(item: Any, fast: type | None) -> bool:
+    """Say whether ``item`` is kept as it is: a null, or exactly of type ``fast``."""
+    return item is None or type(item) is fast
+
+
+def _all_fit(items: Iterable[Any], fast: type | None) -> bool:
+    """Say whether every item is null or of type ``fast``: the container needs no conversion."""
+    return fast is not None and all(type(item) is fast or item is None for item in items)
+
+
+def _nested(convert: _Convert, item: Any, place: str, key: Any) -> Any:
+    """Convert a field's, element's or map value's ``item``; a mismatch learns where it was.
+
+    ``place`` formats ``key`` as the path step (``.name``, ``[3]``, ``['k']``), only on a
+    mismatch, so that values that fit pay nothing for it.
+    """
+    try:
+        return convert(item)
+    except _Mismatch as mismatch:
+        mismatch.path.append(place.format(key))
+        raise
 
 
 def _decimal(spark_type: T.DecimalType) -> _Convert:
