@@ -37,7 +37,7 @@ from connector.formats.avro_types import (
 from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
 from connector.formats.ddl import to_ddl
 from connector.formats.framing import split_frame
-from connector.formats.options import Framing, PayloadOptions, RegistrySettings
+from connector.formats.options import Framing, PayloadOptions, RegistrySettings, schema_document
 from connector.formats.registry import registry_client
 
 __all__ = ["CODEC", "SERIALIZER_SETTINGS"]
@@ -176,11 +176,8 @@ def _parse(text: str, option: str, schema_id: int | None) -> Any:
     """Parse an Avro schema's JSON text, refusing it with ``option``'s name."""
     import fastavro
 
-    try:
-        document = json.loads(text)
-    except ValueError as error:
-        msg = f"{_where(schema_id)}not JSON ({error}); give an Avro schema as JSON text"
-        raise InvalidOptionError(option, msg) from error
+    refusal = f"{_where(schema_id)}not JSON"
+    document = schema_document(text, option, refusal, "give an Avro schema as JSON text")
     try:
         return fastavro.parse_schema(without_ignored_logical_types(document))
     except Exception as error:  # fastavro's SchemaParseException, KeyError, TypeError...

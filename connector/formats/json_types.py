@@ -13,7 +13,6 @@ Pure: no Kafka, no registry; the codec (:mod:`connector.formats.json_codec`) doe
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -22,6 +21,7 @@ import pyspark.sql.types as T
 
 from connector.errors import InvalidOptionError, KafkaSourceError
 from connector.formats.ddl import to_ddl
+from connector.formats.options import schema_document
 
 __all__ = [
     "check_ddl",
@@ -177,11 +177,8 @@ def spark_type_of(schema: str | Mapping[str, Any], option: str) -> T.DataType:
         Naming ``option`` and the JSON pointer of the part that has no Spark type.
     """
     if isinstance(schema, str):
-        try:
-            document = json.loads(schema)
-        except ValueError as error:
-            msg = f"it starts with '{{' but is not valid JSON ({error}); give a JSON Schema"
-            raise InvalidOptionError(option, msg) from None
+        refusal = "it starts with '{' but is not valid JSON"
+        document = schema_document(schema, option, refusal, "give a JSON Schema")
     else:
         document = schema
     if not isinstance(document, Mapping):
