@@ -63,6 +63,9 @@ _STRUCT_FORMATS = "'json', 'avro' or 'protobuf'"
 class ColumnEncoding:
     """How the sink encodes one typed column; picklable, it travels to the executors.
 
+    Its type travels as JSON; on the executor it becomes the codec's
+    :class:`~connector.formats.codec.WriterColumn`, which the encoder is built for.
+
     Parameters
     ----------
     payload
