@@ -25,6 +25,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
 from connector.formats.avro_codec import CODEC
+from connector.formats.codec import WriterColumn
 from connector.formats.framing import frame
 from connector.formats.options import Framing, PayloadFormat, PayloadOptions, RegistrySettings
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
@@ -367,7 +368,7 @@ def test_the_encoder_registers_a_schema_the_deserializer_reads(
     )
     registry = RegistrySettings((("url", schema_registry_url),))
     payload = PayloadOptions("value", PayloadFormat.AVRO, framing=Framing.CONFLUENT)
-    encode = CODEC.encoder(payload, value_type, registry, topic_name)
+    encode = CODEC.encoder(WriterColumn(payload, value_type, registry, topic_name))
     payloads = [
         encode({"id": 1, "tags": [("a", 1), ("b", None)], "price": Decimal("3.50")}),
         encode({"id": 2, "tags": None, "price": None}),

@@ -29,7 +29,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.formats.codec import codec_for
+from connector.formats.codec import WriterColumn, codec_for
 from connector.formats.options import Framing, PayloadFormat, PayloadOptions, RegistrySettings
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
 from integration_tests.spark_helpers import OUR_FORMAT, batch_read
@@ -248,7 +248,7 @@ def test_the_registry_encoder_writes_what_json_deserializer_and_our_decoder_read
     registry = RegistrySettings((("url", schema_registry_url),))
     payload = PayloadOptions("value", PayloadFormat.JSON, framing=Framing.CONFLUENT)
     codec = codec_for(PayloadFormat.JSON)
-    encode = codec.encoder(payload, spark_type, registry, topic_name)
+    encode = codec.encoder(WriterColumn(payload, spark_type, registry, topic_name))
     row = {"id": 7, "at": START, "amount": Decimal("12.50"), "tags": ["a", None]}
     framed = encode(row)
     client = SchemaRegistryClient({"url": schema_registry_url})

@@ -27,9 +27,10 @@ from google.protobuf import (
 )
 from pyspark.sql import DataFrame, SparkSession
 
-from connector.formats.codec import registry_client
+from connector.formats.codec import WriterColumn
 from connector.formats.options import Framing, PayloadFormat, PayloadOptions, RegistrySettings
 from connector.formats.protobuf_codec import CODEC
+from connector.formats.registry import registry_client
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
 from integration_tests.spark_helpers import OUR_FORMAT, batch_read
 
@@ -198,7 +199,7 @@ def test_the_sink_encoder_registers_the_file_and_frames_what_the_deserializer_re
     )
     registry = RegistrySettings((("url", schema_registry_url),))
     reader = CODEC.resolve(payload, registry, [topic_name])
-    encode = CODEC.encoder(payload, reader.spark_type, registry, topic_name)
+    encode = CODEC.encoder(WriterColumn(payload, reader.spark_type, registry, topic_name))
     rows = [
         {"id": 1, "customer": "ann", "lines": [{"sku": "a", "qty": 2, "options": ["x"]}]},
         {"id": 2, "voucher": {"code": "V", "percent": 5}, "tags": [("k", 3)], "status": "PAID"},

@@ -17,6 +17,7 @@ from typing import Any
 
 from connector.config.values import (
     AssignPartitions,
+    DeliveryGuarantee,
     OffsetBound,
     Parallelism,
     SubscribePattern,
@@ -31,6 +32,7 @@ __all__ = [
     "Parser",
     "parse_assign",
     "parse_boolean",
+    "parse_delivery_guarantee",
     "parse_duration",
     "parse_epoch_millis",
     "parse_non_negative_int",
@@ -156,6 +158,17 @@ class NonBlank:
         if not text.strip():
             raise InvalidOptionError(name, self.when_blank)
         return text.strip()
+
+
+_GUARANTEES = Choice(
+    tuple(guarantee.value for guarantee in DeliveryGuarantee),
+    " or ".join(repr(guarantee.value) for guarantee in DeliveryGuarantee),
+)
+
+
+def parse_delivery_guarantee(name: str, text: str) -> DeliveryGuarantee:
+    """Read the sink's ``deliveryGuarantee``: ``at-least-once`` or ``exactly-once``, any case."""
+    return DeliveryGuarantee(_GUARANTEES(name, text))
 
 
 def parse_parallelism(name: str, text: str) -> Parallelism:

@@ -1,11 +1,14 @@
-"""Every source option, declared once: its name, field, kind, default and the modes it is for.
+"""Every option, declared once: its name, field, kind, default, and the sides and modes it is for.
 
-:data:`OPTIONS` is the one place an option is named. The set of known options, the refusal of
-unknown ones (with a suggestion), the per-option parsing and the defaults all come from it, so
-adding an option is adding one entry (and, when it fills a field, that field of
-:class:`~connector.config.options.KafkaSourceOptions`). What needs two options at once (exactly
-one subscription, offsets inside the subscription, the batch-only markers) is not here but in
-:mod:`connector.config.rules`, which runs after the table pass.
+:data:`TABLE` is the one place an option is named, whether the source reads it, the sink, or
+both (the typed-record options). The set of known options on each side, the refusal of unknown
+ones (with a suggestion) and of the other side's ones (with the reason), the per-option
+parsing and the defaults all come from it, so adding an option is adding one entry (and, when
+it fills a field, that field of :class:`~connector.config.options.KafkaSourceOptions` or
+:class:`~connector.sink.options.KafkaSinkOptions`). What needs two options at once (exactly
+one subscription, offsets inside the subscription, the batch-only markers, a registry frame
+with a registry) is not here but in :mod:`connector.config.rules` and the sides' parse
+functions, which run after the table pass.
 
 ``kafka.*`` settings are not in the table: they go to librdkafka through
 :mod:`connector.config.kafka_config`.
@@ -24,6 +27,7 @@ from connector.config.parsers import (
     Parser,
     parse_assign,
     parse_boolean,
+    parse_delivery_guarantee,
     parse_duration,
     parse_epoch_millis,
     parse_non_negative_int,
@@ -36,25 +40,35 @@ from connector.config.parsers import (
     parse_timestamps,
     parse_topics,
 )
-from connector.config.values import Mode, Parallelism
+from connector.config.values import Mode, Parallelism, Side
 from connector.errors import InvalidOptionError
 
 __all__ = [
     "BATCH_ONLY",
     "BOTH_MODES",
+    "BOTH_SIDES",
     "CATALOG_TABLE_PREFIX",
     "IGNORED_KEYS",
     "OPTIONS",
     "OPTIONS_BY_KEY",
     "PAYLOAD_FORMATS",
     "REGISTRY_PREFIX",
+    "SINK_ONLY",
+    "SINK_OPTIONS",
+    "SINK_OPTIONS_BY_KEY",
+    "SOURCE_ONLY",
+    "SPARKS_OWN",
+    "TABLE",
+    "TABLE_BY_KEY",
     "WRONG_MODE",
+    "WRONG_SIDE",
     "Option",
     "did_you_mean",
     "option_value",
     "read_table",
     "refuse_catalog_table",
     "reject_unknown",
+    "side_options",
 ]
 
 BOTH_MODES: Final[frozenset[Mode]] = frozenset({"stream", "batch"})
@@ -65,14 +79,38 @@ WRONG_MODE: Final[Mapping[Mode, str]] = {
 }
 """The message refusing an option in a read mode that does not take it, by that mode."""
 
+SOURCE_ONLY: Final[frozenset[Side]] = frozenset({"source"})
+SINK_ONLY: Final[frozenset[Side]] = frozenset({"sink"})
+BOTH_SIDES: Final[frozenset[Side]] = frozenset({"source", "sink"})
+
+WRONG_SIDE: Final[Mapping[Side, str]] = {
+    "sink": (
+        "it is a source option: it says what or how a query reads, and the sink writes. "
+        "Remove it from the sink's options"
+    ),
+    "source": (
+        "it is a sink option: it says how rows are written to Kafka, and a read writes "
+        "nothing. Remove it from the read's options"
+    ),
+}
+"""The message refusing the other side's option, by the side that refuses it; an entry's
+``elsewhere`` says more where there is more to say."""
+
 PAYLOAD_FORMATS: Final = ("binary", "string", "json", "avro", "protobuf")
 """The ``keyFormat`` / ``valueFormat`` values (see :mod:`connector.formats`)."""
 
 REGISTRY_PREFIX: Final = "schema.registry."
 """Options with this prefix configure confluent-kafka's ``SchemaRegistryClient``."""
 
-IGNORED_KEYS: Final = ("path",)
-"""Keys Spark may pass that are no option of ours: ``load(path)`` sets ``path``."""
+SPARKS_OWN: Final[Mapping[Side, tuple[str, ...]]] = {
+    "source": ("path",),
+    "sink": ("checkpointLocation", "path", "queryName"),
+}
+"""Options Spark may hand each side that are no option of ours, so not ours to check:
+``load(path)`` / ``save(path)`` set ``path``, a streaming write its checkpoint and name."""
+
+IGNORED_KEYS: Final = tuple(name.lower() for name in SPARKS_OWN["source"])
+"""The keys of the source's :data:`SPARKS_OWN`, lower-cased as Spark hands them over."""
 
 CATALOG_TABLE_PREFIX: Final = "option."
 """How a catalog table's properties carry its ``OPTIONS`` (``CREATE TABLE ... USING``)."""
@@ -80,15 +118,17 @@ CATALOG_TABLE_PREFIX: Final = "option."
 
 @dataclass(frozen=True)
 class Option:
-    """One source option.
+    """One option of the source, the sink, or both.
 
     Parameters
     ----------
     name
         Spark's spelling, used in every message; Spark hands the key over lower-cased.
     field
-        The :class:`~connector.config.options.KafkaSourceOptions` field the value fills, or
-        ``None`` when a rule in :mod:`connector.config.rules` combines it with others.
+        The field the value fills, of :class:`~connector.config.options.KafkaSourceOptions`
+        for a source option, of :class:`~connector.sink.options.KafkaSinkOptions` for a sink
+        option; ``None`` when a rule combines it with others (:mod:`connector.config.rules`,
+        :func:`connector.formats.options.payload_settings`).
     parse
         Its kind: turns the text into the value (see :mod:`connector.config.parsers`).
     default
@@ -98,13 +138,19 @@ class Option:
     absent
         The value when neither the option nor a default is there.
     modes
-        The read modes that take the option; in another it is refused.
+        The read modes that take the option; in another it is refused. A sink option takes
+        both: the sink has no read mode.
     overridden_by
         Options that win over this one: when one of them is given this one is not read at all,
         as Spark does not read it either.
     secret
         Whether ``repr`` must hide the value (``kafka.*`` secrets are hidden by
         :func:`~connector.config.kafka_config.redacted_settings`).
+    sides
+        Whether the source reads the option, the sink, or both; the other side refuses it.
+    elsewhere
+        Why the side that does not take the option refuses it, when there is more to say than
+        :data:`WRONG_SIDE` does; ``None``: that message.
     """
 
     name: str
@@ -115,20 +161,22 @@ class Option:
     modes: frozenset[Mode] = BOTH_MODES
     overridden_by: tuple[str, ...] = ()
     secret: bool = False
+    sides: frozenset[Side] = SOURCE_ONLY
+    elsewhere: str | None = None
 
     @property
     def key(self) -> str:
         """The lower-cased name, as Spark hands the option over."""
         return self.name.lower()
 
-    def default_text(self, mode: Mode) -> str | None:
-        """Give the default, as text, for a read in ``mode``."""
+    def default_text(self, mode: Mode | None) -> str | None:
+        """Give the default, as text, for a read in ``mode`` (``None``: a write)."""
         if isinstance(self.default, Mapping):
-            return self.default.get(mode)
+            return None if mode is None else self.default.get(mode)
         return self.default
 
 
-OPTIONS: Final[tuple[Option, ...]] = (
+TABLE: Final[tuple[Option, ...]] = (
     Option("subscribe", None, parse_topics),
     Option("subscribePattern", None, parse_pattern),
     Option("assign", None, parse_assign),
@@ -221,14 +269,16 @@ OPTIONS: Final[tuple[Option, ...]] = (
                 None,
                 Choice(PAYLOAD_FORMATS, "'binary', 'string', 'json', 'avro' or 'protobuf'"),
                 default="binary",
+                sides=BOTH_SIDES,
             ),
-            Option(f"{column}Schema", None, parse_optional_text),
-            Option(f"{column}Message", None, parse_optional_text),
-            Option(f"{column}Subject", None, parse_optional_text),
+            Option(f"{column}Schema", None, parse_optional_text, sides=BOTH_SIDES),
+            Option(f"{column}Message", None, parse_optional_text, sides=BOTH_SIDES),
+            Option(f"{column}Subject", None, parse_optional_text, sides=BOTH_SIDES),
             Option(
                 f"{column}Framing",
                 None,
                 Choice(("none", "confluent"), "'none' (plain payloads) or 'confluent'"),
+                sides=BOTH_SIDES,
             ),
         )
     ),
@@ -237,12 +287,60 @@ OPTIONS: Final[tuple[Option, ...]] = (
         None,
         Choice(("failfast", "permissive"), "'FAILFAST' or 'PERMISSIVE'"),
         default="FAILFAST",
+        elsewhere=(
+            "it is a source option (FAILFAST or PERMISSIVE: what a record that does not decode "
+            "does); the sink encodes, and a row that does not encode always fails its task. "
+            "Remove it from the sink's options"
+        ),
+    ),
+    Option(
+        "topic",
+        "topic",
+        NonBlank("it is empty; give a topic name or leave it unset"),
+        sides=SINK_ONLY,
+    ),
+    Option(
+        "deliveryGuarantee",
+        "guarantee",
+        parse_delivery_guarantee,
+        default="at-least-once",
+        sides=SINK_ONLY,
+    ),
+    Option(
+        "transactionalIdPrefix",
+        "transactional_id_prefix",
+        NonBlank("it is empty; give a prefix"),
+        default="kafka-rescalable-sink",
+        sides=SINK_ONLY,
     ),
 )
-"""Every source option. Their order is the order in which bad values are reported."""
+"""Every option of both sides. Their order is the order in which bad values are reported."""
+
+TABLE_BY_KEY: Final[Mapping[str, Option]] = {option.key: option for option in TABLE}
+"""The whole table by lower-cased name, the form in which Spark hands options over."""
+
+
+def side_options(side: Side) -> tuple[Option, ...]:
+    """Give the entries of :data:`TABLE` that ``side`` takes, in table order."""
+    return tuple(option for option in TABLE if side in option.sides)
+
+
+OPTIONS: Final[tuple[Option, ...]] = side_options("source")
+"""Every source option, in table order."""
 
 OPTIONS_BY_KEY: Final[Mapping[str, Option]] = {option.key: option for option in OPTIONS}
-"""The table by lower-cased name, the form in which Spark hands options over."""
+"""The source options by lower-cased name."""
+
+SINK_OPTIONS: Final[tuple[Option, ...]] = side_options("sink")
+"""Every sink option (``kafka.*`` and ``schema.registry.*`` aside), in table order."""
+
+SINK_OPTIONS_BY_KEY: Final[Mapping[str, Option]] = {option.key: option for option in SINK_OPTIONS}
+"""The sink options by lower-cased name."""
+
+_BY_SIDE: Final[Mapping[Side, Mapping[str, Option]]] = {
+    "source": OPTIONS_BY_KEY,
+    "sink": SINK_OPTIONS_BY_KEY,
+}
 
 
 def did_you_mean(key: str, names: Mapping[str, str]) -> str:
@@ -254,32 +352,50 @@ def did_you_mean(key: str, names: Mapping[str, str]) -> str:
     return f" Did you mean '{names[close[0]]}'?" if close else ""
 
 
-def reject_unknown(raw: Mapping[str, str]) -> None:
-    """Refuse options we do not know: Spark would ignore a typo and read from the wrong place.
+def reject_unknown(raw: Mapping[str, str], side: Side = "source") -> None:
+    """Refuse options ``side`` does not take: Spark would ignore a typo and miss the user's aim.
+
+    An option of the other side is refused with the reason (:data:`WRONG_SIDE`, or the entry's
+    ``elsewhere``); an option of neither, with the closest name ``side`` knows.
 
     Parameters
     ----------
     raw
         The options with lower-cased keys.
+    side
+        ``"source"`` for reads, ``"sink"`` for writes.
 
     Raises
     ------
     InvalidOptionError
-        Naming the first unknown key, with the closest known option when one is close; or,
+        Naming the first refused key, with the closest known option when one is close; or,
         for the properties of a ``CREATE TABLE ... USING`` table, saying what works instead.
     """
     refuse_catalog_table(raw)
+    known = _BY_SIDE[side]
+    ignored = {name.lower(): name for name in SPARKS_OWN[side]}
     for key in sorted(raw):
-        if key.startswith(("kafka.", REGISTRY_PREFIX)) or key in OPTIONS_BY_KEY:
+        if key.startswith(("kafka.", REGISTRY_PREFIX)) or key in known or key in ignored:
             continue
-        if key in IGNORED_KEYS:
-            continue
-        hint = did_you_mean(key, {k: option.name for k, option in OPTIONS_BY_KEY.items()})
-        msg = (
-            "this source does not know it." + hint + " Kafka client settings take the prefix "
-            "'kafka.', e.g. 'kafka.security.protocol'."
-        )
-        raise InvalidOptionError(key, msg)
+        other = TABLE_BY_KEY.get(key)
+        if other is not None:
+            raise InvalidOptionError(other.name, other.elsewhere or WRONG_SIDE[side])
+        hint = did_you_mean(key, {**ignored, **{k: option.name for k, option in known.items()}})
+        raise InvalidOptionError(key, _UNKNOWN[side].format(hint=hint))
+
+
+_UNKNOWN: Final[Mapping[Side, str]] = {
+    "source": (
+        "this source does not know it.{hint} Kafka client settings take the prefix 'kafka.', "
+        "e.g. 'kafka.security.protocol'."
+    ),
+    "sink": (
+        "the Kafka sink does not know this option.{hint} Known: "
+        + ", ".join(option.name for option in SINK_OPTIONS)
+        + f", kafka.*, {REGISTRY_PREFIX}*"
+    ),
+}
+"""The message refusing an option neither side knows, by the side that refuses it."""
 
 
 def refuse_catalog_table(raw: Mapping[str, str]) -> None:
@@ -306,7 +422,7 @@ def refuse_catalog_table(raw: Mapping[str, str]) -> None:
         raise InvalidOptionError(table_keys[0], msg)
 
 
-def option_value(option: Option, raw: Mapping[str, str], mode: Mode) -> Any:
+def option_value(option: Option, raw: Mapping[str, str], mode: Mode | None) -> Any:
     """One option's value: the user's text parsed, else its default parsed, else ``absent``.
 
     Parameters
@@ -316,7 +432,7 @@ def option_value(option: Option, raw: Mapping[str, str], mode: Mode) -> Any:
     raw
         The options with lower-cased keys.
     mode
-        The read mode, which picks a per-mode default.
+        The read mode, which picks a per-mode default; ``None`` for the sink, which has none.
 
     Raises
     ------
@@ -331,8 +447,8 @@ def option_value(option: Option, raw: Mapping[str, str], mode: Mode) -> Any:
     return option.absent if value is None else value
 
 
-def read_table(raw: Mapping[str, str], mode: Mode) -> dict[str, Any]:
-    """Parse every option of the table, in table order, and return the values by name.
+def read_table(raw: Mapping[str, str], mode: Mode | None, side: Side = "source") -> dict[str, Any]:
+    """Parse every option ``side`` takes, in table order, and return the values by name.
 
     An option given in a mode that does not take it is refused; an option overridden by one
     that is given is not read, and its value is ``None``, as is that of an option for another
@@ -341,9 +457,13 @@ def read_table(raw: Mapping[str, str], mode: Mode) -> dict[str, Any]:
     Parameters
     ----------
     raw
-        The options with lower-cased keys, unknown ones already refused.
+        The options with lower-cased keys, unknown ones already refused
+        (:func:`reject_unknown`).
     mode
-        ``"stream"`` or ``"batch"``.
+        ``"stream"`` or ``"batch"`` for the source; ``None`` for the sink, which writes the
+        same way in both and whose options are for both.
+    side
+        ``"source"`` or ``"sink"``.
 
     Raises
     ------
@@ -351,8 +471,8 @@ def read_table(raw: Mapping[str, str], mode: Mode) -> dict[str, Any]:
         For the first option, in table order, whose value is not valid.
     """
     values: dict[str, Any] = {}
-    for option in OPTIONS:
-        if mode not in option.modes:
+    for option in _BY_SIDE[side].values():
+        if mode is not None and mode not in option.modes:
             if option.key in raw:
                 raise InvalidOptionError(option.name, WRONG_MODE[mode])
             values[option.name] = None

@@ -1,4 +1,4 @@
-"""The small immutable values options turn into: subscriptions, offset bounds, parallelism.
+"""The small immutable values options turn into: subscriptions, offsets, parallelism, guarantee.
 
 They live apart from the parsing so that the driver and the executors can hold and compare
 them without the option table coming along.
@@ -6,6 +6,7 @@ them without the option table coming along.
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,9 +18,11 @@ __all__ = [
     "EARLIEST_OFFSET",
     "LATEST_OFFSET",
     "AssignPartitions",
+    "DeliveryGuarantee",
     "Mode",
     "OffsetBound",
     "Parallelism",
+    "Side",
     "SubscribePattern",
     "SubscribeTopics",
     "Subscription",
@@ -31,6 +34,19 @@ LATEST_OFFSET = -1
 """Spark's JSON marker for "the offset the next produced record will get" in a partition."""
 
 Mode = Literal["batch", "stream"]
+"""How a source is read: ``spark.read`` (``batch``) or ``spark.readStream`` (``stream``)."""
+Side = Literal["source", "sink"]
+"""Which direction an option serves: reading from Kafka (``source``) or writing to it."""
+
+
+class DeliveryGuarantee(enum.Enum):
+    """How often a row reaches Kafka when tasks fail, are retried or a batch is replayed.
+
+    The sink's ``deliveryGuarantee`` option; its values are the option's spellings.
+    """
+
+    AT_LEAST_ONCE = "at-least-once"
+    EXACTLY_ONCE = "exactly-once"
 
 
 @dataclass(frozen=True)

@@ -34,10 +34,11 @@ from connector.formats.avro_types import (
     without_ignored_logical_types,
     writer_converter,
 )
-from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, registry_client
+from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
 from connector.formats.ddl import to_ddl
 from connector.formats.framing import split_frame
-from connector.formats.options import Framing, PayloadOptions, RegistrySettings
+from connector.formats.options import Framing, PayloadOptions, RegistrySettings, schema_document
+from connector.formats.registry import registry_client
 
 __all__ = ["CODEC", "SERIALIZER_SETTINGS"]
 
@@ -59,10 +60,7 @@ class _AvroCodec(FormatCodec):
     extra = "avro"
 
     def resolve(
-        self,
-        payload: PayloadOptions,
-        registry: RegistrySettings | None,
-        topics: Sequence[str],
+        self, payload: PayloadOptions, registry: RegistrySettings | None, topics: Sequence[str]
     ) -> ReaderSchema:
         if payload.schema is not None:
             text, schema_id, option = payload.schema, None, payload.option("Schema")
@@ -82,10 +80,7 @@ class _AvroCodec(FormatCodec):
         return ReaderSchema(payload, text, to_ddl(spark_type), spark_type, schema_id)
 
     def decoder(
-        self,
-        reader: ReaderSchema,
-        spark_type: DataType,
-        registry: RegistrySettings | None,
+        self, reader: ReaderSchema, spark_type: DataType, registry: RegistrySettings | None
     ) -> Decoder:
         assert isinstance(reader.definition, str)
         reader_schema = _parsed(reader.definition)
@@ -95,30 +90,25 @@ class _AvroCodec(FormatCodec):
             writers = functools.partial(_writer_schema, _client_settings(registry))
         return _build_decoder(reader_schema, reader.payload.framing, writers)
 
-    def encoder(
-        self,
-        payload: PayloadOptions,
-        spark_type: DataType,
-        registry: RegistrySettings | None,
-        topic: str | None,
-    ) -> Encoder:
+    def encoder(self, column: WriterColumn) -> Encoder:
+        payload = column.payload
         if payload.schema is not None:
             text, option = payload.schema, payload.option("Schema")
         else:
             try:
-                text = json.dumps(avro_schema_of(spark_type))
+                text = json.dumps(avro_schema_of(column.spark_type))
             except AvroMappingError as error:
                 msg = f"the {payload.column} column cannot be written as Avro: {error}"
                 raise InvalidOptionError(payload.option("Format"), msg) from error
             option = payload.option("Format")
         parsed = _parse(text, option, None)
         convert = writer_converter(parsed)
-        if registry is None or payload.framing is Framing.NONE:
+        if column.registry is None or payload.framing is Framing.NONE:
             if payload.framing is Framing.CONFLUENT:
                 msg = "registry framing needs a schema id: set 'schema.registry.url'"
                 raise InvalidOptionError(payload.option("Framing"), msg)
             return _plain_encoder(parsed, convert)
-        return _registry_encoder(payload, text, convert, registry, topic)
+        return _registry_encoder(payload, text, convert, column.registry, column.topic)
 
 
 # --- driver ---------------------------------------------------------------------------------
@@ -186,11 +176,8 @@ def _parse(text: str, option: str, schema_id: int | None) -> Any:
     """Parse an Avro schema's JSON text, refusing it with ``option``'s name."""
     import fastavro
 
-    try:
-        document = json.loads(text)
-    except ValueError as error:
-        msg = f"{_where(schema_id)}not JSON ({error}); give an Avro schema as JSON text"
-        raise InvalidOptionError(option, msg) from error
+    refusal = f"{_where(schema_id)}not JSON"
+    document = schema_document(text, option, refusal, "give an Avro schema as JSON text")
     try:
         return fastavro.parse_schema(without_ignored_logical_types(document))
     except Exception as error:  # fastavro's SchemaParseException, KeyError, TypeError...

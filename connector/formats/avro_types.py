@@ -30,27 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    MapType,
-    NullType,
-    ShortType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
+import pyspark.sql.types as T
 
 from connector.errors import KafkaSourceError
 
@@ -83,15 +63,15 @@ _KEPT_LOGICAL: Final = {
 }
 """The logical types Spark maps to a type of their own, with the Avro types they may annotate."""
 
-_PRIMITIVES: Final[Mapping[str, DataType]] = {
-    "boolean": BooleanType(),
-    "int": IntegerType(),
-    "long": LongType(),
-    "float": FloatType(),
-    "double": DoubleType(),
-    "bytes": BinaryType(),
-    "string": StringType(),
-    "null": NullType(),
+_PRIMITIVES: Final[Mapping[str, T.DataType]] = {
+    "boolean": T.BooleanType(),
+    "int": T.IntegerType(),
+    "long": T.LongType(),
+    "float": T.FloatType(),
+    "double": T.DoubleType(),
+    "bytes": T.BinaryType(),
+    "string": T.StringType(),
+    "null": T.NullType(),
 }
 
 
@@ -145,7 +125,7 @@ def without_ignored_logical_types(schema: Any) -> Any:
 
 @dataclass(frozen=True)
 class _Mapped:
-    data_type: DataType
+    data_type: T.DataType
     nullable: bool
 
 
@@ -168,7 +148,21 @@ class _Walk:
         return schema
 
 
-def spark_type_of(schema: Any) -> tuple[DataType, bool]:
+_WIDENED: Final = (["int", "long"], ["double", "float"])
+"""Unions of numbers Spark reads as the wider one (long, double), as spark-avro does."""
+
+
+def _non_null(members: list[Any]) -> list[Any]:
+    """Give a union's members but ``null``."""
+    return [member for member in members if member != "null"]
+
+
+def _one_type(others: list[Any]) -> bool:
+    """Say whether a union's non-null members are read as one Spark type, not a struct."""
+    return len(others) == 1 or sorted(map(str, others)) in _WIDENED
+
+
+def spark_type_of(schema: Any) -> tuple[T.DataType, bool]:
     """Map a schema parsed by ``fastavro.parse_schema`` to its Spark type and nullability.
 
     Raises
@@ -181,24 +175,24 @@ def spark_type_of(schema: Any) -> tuple[DataType, bool]:
     return mapped.data_type, mapped.nullable
 
 
-def as_declared(data_type: DataType) -> DataType:
+def as_declared(data_type: T.DataType) -> T.DataType:
     """Return ``data_type`` as Spark parses it back from DDL: arrays and maps may hold nulls.
 
     DDL has no way to say that an array's elements or a map's values are never null, so the
     type the source declares (as DDL) comes back with ``containsNull`` and
     ``valueContainsNull`` set; spark-avro's ``false`` there cannot survive the declaration.
     """
-    if isinstance(data_type, StructType):
-        return StructType(
+    if isinstance(data_type, T.StructType):
+        return T.StructType(
             [
-                StructField(field.name, as_declared(field.dataType), field.nullable)
+                T.StructField(field.name, as_declared(field.dataType), field.nullable)
                 for field in data_type.fields
             ]
         )
-    if isinstance(data_type, ArrayType):
-        return ArrayType(as_declared(data_type.elementType), True)
-    if isinstance(data_type, MapType):
-        return MapType(data_type.keyType, as_declared(data_type.valueType), True)
+    if isinstance(data_type, T.ArrayType):
+        return T.ArrayType(as_declared(data_type.elementType), True)
+    if isinstance(data_type, T.MapType):
+        return T.MapType(data_type.keyType, as_declared(data_type.valueType), True)
     return data_type
 
 
@@ -222,25 +216,25 @@ def _map(schema: Any, walk: _Walk) -> _Mapped:
                 f"{_MAX_PRECISION}, scale 0 to the precision)"
             )
             raise AvroMappingError(msg)
-        return _Mapped(DecimalType(precision, scale), False)
+        return _Mapped(T.DecimalType(precision, scale), False)
     if logical == "date":
-        return _Mapped(DateType(), False)
+        return _Mapped(T.DateType(), False)
     if logical in ("timestamp-millis", "timestamp-micros"):
-        return _Mapped(TimestampType(), False)
+        return _Mapped(T.TimestampType(), False)
     if logical in ("local-timestamp-millis", "local-timestamp-micros"):
-        return _Mapped(TimestampNTZType(), False)
+        return _Mapped(T.TimestampNTZType(), False)
     if kind in ("record", "error"):
         return _map_record(schema, walk)
     if kind == "enum":
-        return _Mapped(StringType(), False)
+        return _Mapped(T.StringType(), False)
     if kind == "fixed":
-        return _Mapped(BinaryType(), False)
+        return _Mapped(T.BinaryType(), False)
     if kind == "array":
         items = _map(schema["items"], walk)
-        return _Mapped(ArrayType(items.data_type, items.nullable), False)
+        return _Mapped(T.ArrayType(items.data_type, items.nullable), False)
     if kind == "map":
         values = _map(schema["values"], walk)
-        return _Mapped(MapType(StringType(), values.data_type, values.nullable), False)
+        return _Mapped(T.MapType(T.StringType(), values.data_type, values.nullable), False)
     return _map(kind, walk)  # {"type": "int"} and the like
 
 
@@ -252,27 +246,27 @@ def _map_record(schema: Mapping[str, Any], walk: _Walk) -> _Mapped:
     fields = []
     for field in schema["fields"]:
         mapped = _map(field["type"], walk)
-        fields.append(StructField(field["name"], mapped.data_type, mapped.nullable))
+        fields.append(T.StructField(field["name"], mapped.data_type, mapped.nullable))
     walk.open_records.pop()
-    return _Mapped(StructType(fields), False)
+    return _Mapped(T.StructType(fields), False)
 
 
 def _map_union(members: list[Any], walk: _Walk) -> _Mapped:
     nullable = "null" in members
-    others = [member for member in members if member != "null"]
+    others = _non_null(members)
     if not others:
         raise AvroMappingError("a union of nothing but 'null' has no Spark type")
     if len(others) == 1:
         return _Mapped(_map(others[0], walk).data_type, True)
     if sorted(map(str, others)) == ["int", "long"]:
-        return _Mapped(LongType(), nullable)
+        return _Mapped(T.LongType(), nullable)
     if sorted(map(str, others)) == ["double", "float"]:
-        return _Mapped(DoubleType(), nullable)
+        return _Mapped(T.DoubleType(), nullable)
     fields = [
-        StructField(f"member{index}", _map(member, walk).data_type, True)
+        T.StructField(f"member{index}", _map(member, walk).data_type, True)
         for index, member in enumerate(others)
     ]
-    return _Mapped(StructType(fields), nullable)
+    return _Mapped(T.StructType(fields), nullable)
 
 
 def _recursive(name: str, walk: _Walk) -> AvroMappingError:
@@ -298,11 +292,8 @@ def has_struct_union(schema: Any) -> bool:
 
     def visit(node: Any) -> bool:
         if isinstance(node, list):
-            others = [member for member in node if member != "null"]
-            if len(others) > 1 and sorted(map(str, others)) not in (
-                ["int", "long"],
-                ["double", "float"],
-            ):
+            others = _non_null(node)
+            if len(others) > 1 and not _one_type(others):
                 return True
             return any(visit(member) for member in others)
         if isinstance(node, str):
@@ -335,19 +326,38 @@ def value_converter(schema: Any) -> Converter | None:
     """
     if not has_struct_union(schema):
         return None
-    return _converter(schema, _Walk()) or _same
+    return _converter(schema, _Walk(), _READING) or _same
 
 
 def _same(value: Any) -> Any:
     return value
 
 
-def _converter(schema: Any, walk: _Walk) -> Converter | None:
-    """``None`` where the value needs nothing (no union below it)."""
+@dataclass(frozen=True)
+class _Direction:
+    """What one direction's converter does at a union, a record, an array and a map.
+
+    The walk over the schema is the same when reading and when writing (:func:`_converter`);
+    a part is ``None`` where it needs no conversion, so that a schema with nothing to convert
+    costs nothing per value.
+    """
+
+    union: Callable[[list[Any], _Walk, Callable[[Any], Converter | None]], Converter | None]
+    record: Callable[[list[tuple[str, Converter]]], Converter]
+    array: Callable[[Converter | None], Converter | None]
+    map: Callable[[Converter | None], Converter | None]
+
+
+def _converter(schema: Any, walk: _Walk, direction: _Direction) -> Converter | None:
+    """``None`` where the value needs nothing (no union below it, nothing to reshape)."""
+
+    def part(node: Any) -> Converter | None:
+        return _converter(node, walk, direction)
+
     if isinstance(schema, str) and schema in _PRIMITIVES:
         return None
     if isinstance(schema, list):
-        return _union_converter(schema, walk)
+        return direction.union(schema, walk, part)
     if isinstance(schema, str) and schema in walk.open_records:
         return None  # has_struct_union's walk never recurses; spark_type_of refuses recursion
     schema = walk.resolve(schema)
@@ -357,19 +367,31 @@ def _converter(schema: Any, walk: _Walk) -> Converter | None:
         fields = [
             (field["name"], converter)
             for field in schema["fields"]
-            if (converter := _converter(field["type"], walk)) is not None
+            if (converter := part(field["type"])) is not None
         ]
         walk.open_records.pop()
-        return _record_converter(fields) if fields else None
+        return direction.record(fields) if fields else None
     if kind == "array":
-        item = _converter(schema["items"], walk)
-        return None if item is None else _list_converter(item)
+        return direction.array(part(schema["items"]))
     if kind == "map":
-        value = _converter(schema["values"], walk)
-        return None if value is None else _map_converter(value)
+        return direction.map(part(schema["values"]))
     if isinstance(kind, (list, dict)):
-        return _converter(kind, walk)
+        return part(kind)
     return None
+
+
+def _none_passing(inner: Converter) -> Converter:
+    """Let a null stay a null: ``inner`` sees only the values that are set."""
+
+    def convert(value: Any) -> Any:
+        return None if value is None else inner(value)
+
+    return convert
+
+
+def _unless_none(build: Callable[[Converter], Converter]) -> Callable[[Converter | None], Any]:
+    """Wrap a part's converter with ``build``, where the part has one."""
+    return lambda inner: None if inner is None else build(inner)
 
 
 def _record_converter(fields: list[tuple[str, Converter]]) -> Converter:
@@ -395,13 +417,15 @@ def _map_converter(value: Converter) -> Converter:
     return convert
 
 
-def _union_converter(members: list[Any], walk: _Walk) -> Converter:
-    others = [member for member in members if member != "null"]
+def _union_converter(
+    members: list[Any], walk: _Walk, part: Callable[[Any], Converter | None]
+) -> Converter:
+    others = _non_null(members)
     resolved = [
         walk.resolve(member) if not isinstance(member, list) else member for member in others
     ]
-    converters = [_converter(member, walk) for member in others]
-    if len(others) == 1 or sorted(map(str, others)) in (["int", "long"], ["double", "float"]):
+    converters = [part(member) for member in others]
+    if _one_type(others):
         only = converters[0] if len(others) == 1 else None
         return _unwrap_converter(only)
     names = [f"member{index}" for index in range(len(others))]
@@ -413,8 +437,6 @@ def _union_converter(members: list[Any], walk: _Walk) -> Converter:
     pick = _member_picker(resolved)
 
     def convert(value: Any) -> Any:
-        if value is None:
-            return None
         if type(value) is tuple:
             index = by_name[value[0]]
             value = value[1]
@@ -425,18 +447,16 @@ def _union_converter(members: list[Any], walk: _Walk) -> Converter:
         struct[names[index]] = value if converter is None else converter(value)
         return struct
 
-    return convert
+    return _none_passing(convert)
 
 
 def _unwrap_converter(inner: Converter | None) -> Converter:
     def convert(value: Any) -> Any:
-        if value is None:
-            return None
         if type(value) is tuple:  # a named type's (name, value) in return_named_type mode
             value = value[1]
         return value if inner is None else inner(value)
 
-    return convert
+    return _none_passing(convert)
 
 
 def _member_picker(members: list[Any]) -> Callable[[Any], int]:
@@ -498,10 +518,19 @@ def _member_picker(members: list[Any]) -> Callable[[Any], int]:
     return pick
 
 
+_READING: Final = _Direction(
+    union=_union_converter,
+    record=_record_converter,
+    array=_unless_none(_list_converter),
+    map=_unless_none(_map_converter),
+)
+"""fastavro's values to Arrow's: unions unwrapped or made structs, records, lists, maps."""
+
+
 # --- Spark -> Avro ----------------------------------------------------------------------------
 
 
-def avro_schema_of(data_type: DataType, nullable: bool = False) -> Any:
+def avro_schema_of(data_type: T.DataType, nullable: bool = False) -> Any:
     """Return the Avro schema (JSON-able) spark-avro's ``to_avro`` writes for ``data_type``.
 
     Raises
@@ -512,35 +541,32 @@ def avro_schema_of(data_type: DataType, nullable: bool = False) -> Any:
     return _avro(data_type, nullable, TOP_LEVEL_RECORD, "")
 
 
-def _avro(data_type: DataType, nullable: bool, name: str, namespace: str) -> Any:
+def _avro(data_type: T.DataType, nullable: bool, name: str, namespace: str) -> Any:
     schema = _avro_non_null(data_type, name, namespace)
     return ["null", schema] if nullable else schema
 
 
-def _avro_non_null(data_type: DataType, name: str, namespace: str) -> Any:
-    if isinstance(data_type, BooleanType):
-        return "boolean"
-    if isinstance(data_type, (ByteType, ShortType, IntegerType)):
-        return "int"
-    if isinstance(data_type, LongType):
-        return "long"
-    if isinstance(data_type, FloatType):
-        return "float"
-    if isinstance(data_type, DoubleType):
-        return "double"
-    if isinstance(data_type, StringType):
-        return "string"
-    if isinstance(data_type, BinaryType):
-        return "bytes"
-    if isinstance(data_type, NullType):
-        return "null"
-    if isinstance(data_type, DateType):
-        return {"type": "int", "logicalType": "date"}
-    if isinstance(data_type, TimestampType):
-        return {"type": "long", "logicalType": "timestamp-micros"}
-    if isinstance(data_type, TimestampNTZType):
-        return {"type": "long", "logicalType": "local-timestamp-micros"}
-    if isinstance(data_type, DecimalType):
+_AVRO_LEAVES: Final[tuple[tuple[type | tuple[type, ...], Any], ...]] = (
+    (T.BooleanType, "boolean"),
+    ((T.ByteType, T.ShortType, T.IntegerType), "int"),
+    (T.LongType, "long"),
+    (T.FloatType, "float"),
+    (T.DoubleType, "double"),
+    (T.StringType, "string"),
+    (T.BinaryType, "bytes"),
+    (T.NullType, "null"),
+    (T.DateType, {"type": "int", "logicalType": "date"}),
+    (T.TimestampType, {"type": "long", "logicalType": "timestamp-micros"}),
+    (T.TimestampNTZType, {"type": "long", "logicalType": "local-timestamp-micros"}),
+)
+"""The Avro type of each Spark type that holds no other, as spark-avro's ``to_avro`` writes it."""
+
+
+def _avro_non_null(data_type: T.DataType, name: str, namespace: str) -> Any:
+    for spark_types, avro in _AVRO_LEAVES:
+        if isinstance(data_type, spark_types):
+            return dict(avro) if isinstance(avro, dict) else avro
+    if isinstance(data_type, T.DecimalType):
         return {
             "type": "fixed",
             "name": f"{namespace}.{name}.fixed" if namespace else f"{name}.fixed",
@@ -549,20 +575,20 @@ def _avro_non_null(data_type: DataType, name: str, namespace: str) -> Any:
             "precision": data_type.precision,
             "scale": data_type.scale,
         }
-    if isinstance(data_type, ArrayType):
+    if isinstance(data_type, T.ArrayType):
         return {
             "type": "array",
             "items": _avro(data_type.elementType, data_type.containsNull, name, namespace),
         }
-    if isinstance(data_type, MapType):
-        if not isinstance(data_type.keyType, StringType):
+    if isinstance(data_type, T.MapType):
+        if not isinstance(data_type.keyType, T.StringType):
             msg = f"Avro maps have string keys; {data_type.simpleString()} has other keys"
             raise AvroMappingError(msg)
         return {
             "type": "map",
             "values": _avro(data_type.valueType, data_type.valueContainsNull, name, namespace),
         }
-    if isinstance(data_type, StructType):
+    if isinstance(data_type, T.StructType):
         inner = f"{namespace}.{name}" if namespace else name
         fields = []
         for field in data_type.fields:
@@ -599,79 +625,43 @@ def writer_converter(schema: Any) -> Converter | None:
     read from a ``member0, ...`` union is written as the one member that is set. ``None`` when
     the schema has neither.
     """
-    return _writer(schema, _Walk())
+    return _converter(schema, _Walk(), _WRITING)
 
 
-def _writer(schema: Any, walk: _Walk) -> Converter | None:
-    if isinstance(schema, str) and schema in _PRIMITIVES:
-        return None
-    if isinstance(schema, list):
-        others = [member for member in schema if member != "null"]
-        if len(others) == 1 or sorted(map(str, others)) in (["int", "long"], ["double", "float"]):
-            inner = _writer(others[0], walk) if len(others) == 1 else None
-            return None if inner is None else _none_passing(inner)
-        converters = [_writer(member, walk) for member in others]
-        return _member_writer([f"member{index}" for index in range(len(others))], converters)
-    if isinstance(schema, str) and schema in walk.open_records:
-        return None
-    schema = walk.resolve(schema)
-    kind = schema.get("type") if isinstance(schema, dict) else None
-    if kind in ("record", "error"):
-        walk.open_records.append(schema["name"])
-        fields = [
-            (field["name"], converter)
-            for field in schema["fields"]
-            if (converter := _writer(field["type"], walk)) is not None
-        ]
-        walk.open_records.pop()
-        return _record_writer(fields) if fields else None
-    if kind == "array":
-        item = _writer(schema["items"], walk)
-        return None if item is None else _none_passing(_list_converter(item))
-    if kind == "map":
-        value = _writer(schema["values"], walk)
-        return _map_writer(value)
-    if isinstance(kind, (list, dict)):
-        return _writer(kind, walk)
-    return None
-
-
-def _none_passing(inner: Converter) -> Converter:
-    def convert(value: Any) -> Any:
-        return None if value is None else inner(value)
-
-    return convert
+def _union_writer(
+    members: list[Any], walk: _Walk, part: Callable[[Any], Converter | None]
+) -> Converter | None:
+    others = _non_null(members)
+    if _one_type(others):
+        inner = part(others[0]) if len(others) == 1 else None
+        return None if inner is None else _none_passing(inner)
+    converters = [part(member) for member in others]
+    return _member_writer([f"member{index}" for index in range(len(others))], converters)
 
 
 def _record_writer(fields: list[tuple[str, Converter]]) -> Converter:
     def convert(record: Any) -> Any:
-        if record is None:
-            return None
         record = dict(record)
         for name, converter in fields:
             if name in record:
                 record[name] = converter(record[name])
         return record
 
-    return convert
+    return _none_passing(convert)
 
 
 def _map_writer(value: Converter | None) -> Converter:
     def convert(pairs: Any) -> Any:
-        if pairs is None:
-            return None
         items = pairs.items() if isinstance(pairs, dict) else pairs
         if value is None:
             return dict(items)
         return {key: value(item) for key, item in items}
 
-    return convert
+    return _none_passing(convert)
 
 
 def _member_writer(names: list[str], converters: list[Converter | None]) -> Converter:
     def convert(struct: Any) -> Any:
-        if struct is None:
-            return None
         if not isinstance(struct, dict):
             return struct  # written to the union as it is: fastavro picks the member
         for name, converter in zip(names, converters, strict=True):
@@ -680,4 +670,13 @@ def _member_writer(names: list[str], converters: list[Converter | None]) -> Conv
                 return value if converter is None else converter(value)
         return None
 
-    return convert
+    return _none_passing(convert)
+
+
+_WRITING: Final = _Direction(
+    union=_union_writer,
+    record=_record_writer,
+    array=_unless_none(lambda item: _none_passing(_list_converter(item))),
+    map=_map_writer,
+)
+"""Rows' values to fastavro's: member structs to the one member set, map pairs to dicts."""

@@ -10,12 +10,11 @@ lazily, so a missing extra fails with :class:`~connector.errors.MissingExtraErro
 
 from __future__ import annotations
 
-import functools
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from pyspark.sql.types import DataType
 
@@ -27,9 +26,8 @@ __all__ = [
     "Encoder",
     "FormatCodec",
     "ReaderSchema",
-    "SERIALIZER_KEYS",
+    "WriterColumn",
     "codec_for",
-    "registry_client",
 ]
 
 Decoder = Callable[[bytes], Any]
@@ -70,6 +68,28 @@ class ReaderSchema:
     schema_id: int | None = None
 
 
+@dataclass(frozen=True)
+class WriterColumn:
+    """One column the sink writes, as its encoder is built on an executor.
+
+    Parameters
+    ----------
+    payload
+        The column's options (``valueFormat``, ``valueSchema``, ...).
+    spark_type
+        The column's Spark type: what the encoder is built for.
+    registry
+        ``schema.registry.*``, when set.
+    topic
+        The ``topic`` option, which names the default subject ``<topic>-value`` (``-key``).
+    """
+
+    payload: PayloadOptions
+    spark_type: DataType
+    registry: RegistrySettings | None
+    topic: str | None
+
+
 class FormatCodec(ABC):
     """One payload format: how its reader schema is found, and how payloads are decoded."""
 
@@ -78,10 +98,7 @@ class FormatCodec(ABC):
 
     @abstractmethod
     def resolve(
-        self,
-        payload: PayloadOptions,
-        registry: RegistrySettings | None,
-        topics: Sequence[str],
+        self, payload: PayloadOptions, registry: RegistrySettings | None, topics: Sequence[str]
     ) -> ReaderSchema:
         """Fix the reader schema on the driver; ``topics`` are the subscribed topic names.
 
@@ -95,30 +112,15 @@ class FormatCodec(ABC):
 
     @abstractmethod
     def decoder(
-        self,
-        reader: ReaderSchema,
-        spark_type: DataType,
-        registry: RegistrySettings | None,
+        self, reader: ReaderSchema, spark_type: DataType, registry: RegistrySettings | None
     ) -> Decoder:
         """Build the decoder on an executor; ``spark_type`` is the type Spark handed back."""
 
-    def encoder(
-        self,
-        payload: PayloadOptions,
-        spark_type: DataType,
-        registry: RegistrySettings | None,
-        topic: str | None,
-    ) -> Encoder:
-        """Build the sink's encoder for a column of ``spark_type`` (on an executor)."""
-        msg = f"writing {payload.format.value!r} payloads is not supported"
+    def encoder(self, column: WriterColumn) -> Encoder:
+        """Build the sink's encoder for ``column`` (on an executor)."""
+        msg = f"writing {column.payload.format.value!r} payloads is not supported"
         raise NotImplementedError(msg)
 
-
-SERIALIZER_KEYS: Final = frozenset(
-    {"auto.register.schemas", "normalize.schemas", "use.latest.version"}
-)
-"""``schema.registry.*`` settings of the sink's serializers, which ``SchemaRegistryClient``
-refuses as unknown: the client is made without them."""
 
 _MODULES = {
     PayloadFormat.STRING: "connector.formats.string_codec",
@@ -152,23 +154,3 @@ def codec_for(payload_format: PayloadFormat) -> FormatCodec:
         )
         raise MissingExtraError(msg, extra) from error
     return module.CODEC
-
-
-@functools.cache
-def registry_client(registry: RegistrySettings) -> Any:
-    """confluent-kafka's ``SchemaRegistryClient`` for ``registry``, one per Python worker.
-
-    One client per worker and settings keeps its caches (schemas by id, subjects' versions)
-    across tasks, so an executor asks the registry once per writer schema, not per batch.
-    """
-    try:
-        from confluent_kafka.schema_registry import SchemaRegistryClient
-    except ImportError as error:  # httpx, authlib, ... come with the extras
-        msg = (
-            "a schema registry needs confluent-kafka's registry client and its libraries "
-            f"({error.name} is missing): pip install 'kafka-rescalable[avro]' (or [protobuf], "
-            "[json])"
-        )
-        raise MissingExtraError(msg, "avro") from error
-    config = {k: v for k, v in registry.items if k not in SERIALIZER_KEYS}
-    return SchemaRegistryClient(config)

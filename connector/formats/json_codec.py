@@ -18,7 +18,7 @@ from typing import Any
 from pyspark.sql.types import DataType
 
 from connector.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
-from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, registry_client
+from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
 from connector.formats.framing import split_frame
 from connector.formats.json_types import (
     check_ddl,
@@ -30,6 +30,7 @@ from connector.formats.json_types import (
 )
 from connector.formats.json_values import reader_for, writer_for
 from connector.formats.options import Framing, PayloadOptions, RegistrySettings
+from connector.formats.registry import registry_client
 
 __all__ = ["CODEC"]
 
@@ -40,10 +41,7 @@ class _JsonCodec(FormatCodec):
     extra = "json"
 
     def resolve(
-        self,
-        payload: PayloadOptions,
-        registry: RegistrySettings | None,
-        topics: Sequence[str],
+        self, payload: PayloadOptions, registry: RegistrySettings | None, topics: Sequence[str]
     ) -> ReaderSchema:
         option = payload.option("Schema")
         text = payload.schema
@@ -96,17 +94,11 @@ class _JsonCodec(FormatCodec):
 
         return decode
 
-    def encoder(
-        self,
-        payload: PayloadOptions,
-        spark_type: DataType,
-        registry: RegistrySettings | None,
-        topic: str | None,
-    ) -> Encoder:
-        to_value, dumps = writer_for(spark_type)
-        if registry is None or payload.framing is Framing.NONE:
+    def encoder(self, column: WriterColumn) -> Encoder:
+        to_value, dumps = writer_for(column.spark_type)
+        if column.registry is None or column.payload.framing is Framing.NONE:
             return lambda value: dumps(to_value(value)).encode("utf-8")
-        return _registry_encoder(payload, spark_type, registry, topic, to_value, dumps)
+        return _registry_encoder(column, column.registry, to_value, dumps)
 
 
 def _subject(payload: PayloadOptions, topics: Sequence[str]) -> str:
@@ -175,10 +167,8 @@ class _KnownIds:
 
 
 def _registry_encoder(
-    payload: PayloadOptions,
-    spark_type: DataType,
+    column: WriterColumn,
     registry: RegistrySettings,
-    topic: str | None,
     to_value: Callable[[Any], Any],
     dumps: Callable[[Any], str],
 ) -> Encoder:
@@ -186,10 +176,12 @@ def _registry_encoder(
 
     The schema is ``valueSchema`` when it is a JSON Schema (registered, as the serializer does
     by default), else the subject's latest version, else one derived from the column's type
-    (registered).
+    (registered). ``registry`` is ``column``'s, known to be set.
     """
     from confluent_kafka.schema_registry.json_schema import JSONSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
+
+    payload, topic = column.payload, column.topic
 
     if payload.subject is None and topic is None:
         msg = (
@@ -206,7 +198,7 @@ def _registry_encoder(
         schema = None
         conf.update({"auto.register.schemas": False, "use.latest.version": True})
     else:
-        schema = json.dumps(json_schema_of(spark_type))
+        schema = json.dumps(json_schema_of(column.spark_type))
     serializer = JSONSerializer(
         schema, client, to_dict=lambda value, ctx: to_value(value), conf=conf, json_encode=dumps
     )

@@ -13,34 +13,15 @@ Pure: no Kafka, no registry; the codec (:mod:`connector.formats.json_codec`) doe
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    MapType,
-    ShortType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
+import pyspark.sql.types as T
 
 from connector.errors import InvalidOptionError, KafkaSourceError
 from connector.formats.ddl import to_ddl
+from connector.formats.options import schema_document
 
 __all__ = [
     "check_ddl",
@@ -179,7 +160,7 @@ class _DdlChecker:
             self._take()
 
 
-def spark_type_of(schema: str | Mapping[str, Any], option: str) -> DataType:
+def spark_type_of(schema: str | Mapping[str, Any], option: str) -> T.DataType:
     """Map a JSON Schema (its text, or the parsed document) to the Spark type it reads into.
 
     Parameters
@@ -196,11 +177,8 @@ def spark_type_of(schema: str | Mapping[str, Any], option: str) -> DataType:
         Naming ``option`` and the JSON pointer of the part that has no Spark type.
     """
     if isinstance(schema, str):
-        try:
-            document = json.loads(schema)
-        except ValueError as error:
-            msg = f"it starts with '{{' but is not valid JSON ({error}); give a JSON Schema"
-            raise InvalidOptionError(option, msg) from None
+        refusal = "it starts with '{' but is not valid JSON"
+        document = schema_document(schema, option, refusal, "give a JSON Schema")
     else:
         document = schema
     if not isinstance(document, Mapping):
@@ -222,9 +200,9 @@ class _Mapper:
         )
         return InvalidOptionError(self._option, msg)
 
-    def map(self, node: Any, pointer: str, refs: tuple[str, ...]) -> DataType:
+    def map(self, node: Any, pointer: str, refs: tuple[str, ...]) -> T.DataType:
         if node is True or node == {}:
-            return StringType()  # anything: kept as its JSON text, as from_json does
+            return T.StringType()  # anything: kept as its JSON text, as from_json does
         if not isinstance(node, Mapping):
             raise self.fail(pointer, "is not a schema object")
         if "$ref" in node:
@@ -237,7 +215,7 @@ class _Mapper:
             return self._object(node, pointer, refs)
         if kind == "array":
             items = node.get("items", True)
-            return ArrayType(self.map(items, f"{pointer}/items", refs), True)
+            return T.ArrayType(self.map(items, f"{pointer}/items", refs), True)
         if kind == "string":
             return _string_type(node)
         if kind in _SCALARS:
@@ -261,12 +239,12 @@ class _Mapper:
             raise self.fail(pointer, "has no 'type'")
         return str(kind)
 
-    def _object(self, node: Mapping[str, Any], pointer: str, refs: tuple[str, ...]) -> DataType:
+    def _object(self, node: Mapping[str, Any], pointer: str, refs: tuple[str, ...]) -> T.DataType:
         properties = node.get("properties")
         if properties:
-            return StructType(
+            return T.StructType(
                 [
-                    StructField(name, self.map(sub, f"{pointer}/properties/{name}", refs), True)
+                    T.StructField(name, self.map(sub, f"{pointer}/properties/{name}", refs), True)
                     for name, sub in properties.items()
                 ]
             )
@@ -274,9 +252,9 @@ class _Mapper:
         if extra is False:
             raise self.fail(pointer, "is an object with no properties at all")
         values = self.map(extra, f"{pointer}/additionalProperties", refs)
-        return MapType(StringType(), values, True)
+        return T.MapType(T.StringType(), values, True)
 
-    def _choice(self, options: Any, pointer: str, refs: tuple[str, ...]) -> DataType:
+    def _choice(self, options: Any, pointer: str, refs: tuple[str, ...]) -> T.DataType:
         if not isinstance(options, list):
             raise self.fail(pointer, "is not a list of schemas")
         kept = [
@@ -289,7 +267,7 @@ class _Mapper:
         index, option = kept[0]
         return self.map(option, f"{pointer}/{index}", refs)
 
-    def _reference(self, ref: Any, pointer: str, refs: tuple[str, ...]) -> DataType:
+    def _reference(self, ref: Any, pointer: str, refs: tuple[str, ...]) -> T.DataType:
         if not isinstance(ref, str) or not ref.startswith("#/"):
             raise self.fail(pointer, f"refers to {ref!r}: only local '#/...' references map")
         if ref in refs:
@@ -303,25 +281,25 @@ class _Mapper:
         return self.map(node, ref, (*refs, ref))
 
 
-_SCALARS: dict[str, DataType] = {
-    "integer": LongType(),
-    "number": DoubleType(),
-    "boolean": BooleanType(),
+_SCALARS: dict[str, T.DataType] = {
+    "integer": T.LongType(),
+    "number": T.DoubleType(),
+    "boolean": T.BooleanType(),
 }
 
-_STRING_FORMATS: dict[str, DataType] = {
-    "date-time": TimestampType(),
-    "date": DateType(),
+_STRING_FORMATS: dict[str, T.DataType] = {
+    "date-time": T.TimestampType(),
+    "date": T.DateType(),
 }
 
 
-def _string_type(node: Mapping[str, Any]) -> DataType:
+def _string_type(node: Mapping[str, Any]) -> T.DataType:
     if node.get("contentEncoding") == "base64":
-        return BinaryType()
-    return _STRING_FORMATS.get(node.get("format", ""), StringType())
+        return T.BinaryType()
+    return _STRING_FORMATS.get(node.get("format", ""), T.StringType())
 
 
-def json_schema_of(spark_type: DataType) -> dict[str, Any]:
+def json_schema_of(spark_type: T.DataType) -> dict[str, Any]:
     """Derive the JSON Schema of what the sink writes for a column of ``spark_type``.
 
     It maps back to ``spark_type`` with :func:`spark_type_of` where JSON can say it (every
@@ -333,7 +311,7 @@ def json_schema_of(spark_type: DataType) -> dict[str, Any]:
     ValueError
         For a type the sink cannot write as JSON (intervals, variants, ...).
     """
-    if isinstance(spark_type, StructType):
+    if isinstance(spark_type, T.StructType):
         properties = {
             field.name: _nullable(json_schema_of(field.dataType), field.nullable)
             for field in spark_type.fields
@@ -343,11 +321,11 @@ def json_schema_of(spark_type: DataType) -> dict[str, Any]:
         if required:
             schema["required"] = required
         return schema
-    if isinstance(spark_type, ArrayType):
+    if isinstance(spark_type, T.ArrayType):
         items = _nullable(json_schema_of(spark_type.elementType), spark_type.containsNull)
         return {"type": "array", "items": items}
-    if isinstance(spark_type, MapType):
-        if not isinstance(spark_type.keyType, StringType):
+    if isinstance(spark_type, T.MapType):
+        if not isinstance(spark_type.keyType, T.StringType):
             msg = f"a JSON object's keys are strings; {spark_type.simpleString()} has others"
             raise ValueError(msg)
         values = _nullable(json_schema_of(spark_type.valueType), spark_type.valueContainsNull)
@@ -360,14 +338,14 @@ def json_schema_of(spark_type: DataType) -> dict[str, Any]:
 
 
 _DERIVED: tuple[tuple[type | tuple[type, ...], dict[str, Any]], ...] = (
-    ((ByteType, ShortType, IntegerType, LongType), {"type": "integer"}),
-    ((FloatType, DoubleType, DecimalType), {"type": "number"}),
-    (BooleanType, {"type": "boolean"}),
-    (StringType, {"type": "string"}),
-    (BinaryType, {"type": "string", "contentEncoding": "base64"}),
-    (DateType, {"type": "string", "format": "date"}),
-    (TimestampType, {"type": "string", "format": "date-time"}),
-    (TimestampNTZType, {"type": "string"}),
+    ((T.ByteType, T.ShortType, T.IntegerType, T.LongType), {"type": "integer"}),
+    ((T.FloatType, T.DoubleType, T.DecimalType), {"type": "number"}),
+    (T.BooleanType, {"type": "boolean"}),
+    (T.StringType, {"type": "string"}),
+    (T.BinaryType, {"type": "string", "contentEncoding": "base64"}),
+    (T.DateType, {"type": "string", "format": "date"}),
+    (T.TimestampType, {"type": "string", "format": "date-time"}),
+    (T.TimestampNTZType, {"type": "string"}),
 )
 
 

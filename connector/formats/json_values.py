@@ -19,30 +19,12 @@ import base64
 import binascii
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    BooleanType,
-    ByteType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    MapType,
-    ShortType,
-    StringType,
-    StructType,
-    TimestampNTZType,
-    TimestampType,
-)
+import pyspark.sql.types as T
 
 from connector.errors import KafkaSourceError, PayloadDecodeError
 
@@ -90,7 +72,7 @@ def _json_kind(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def reader_for(spark_type: DataType) -> Callable[[bytes | str], Any]:
+def reader_for(spark_type: T.DataType) -> Callable[[bytes | str], Any]:
     """Build the reader of one payload's JSON text as a value of ``spark_type``.
 
     Raises
@@ -125,27 +107,27 @@ def _exact_loads(text: bytes | str) -> Any:
     return _DECIMAL_DECODER.decode(text if isinstance(text, str) else text.decode("utf-8"))
 
 
-def _has_decimal(spark_type: DataType) -> bool:
-    if isinstance(spark_type, DecimalType):
+def _has_decimal(spark_type: T.DataType) -> bool:
+    if isinstance(spark_type, T.DecimalType):
         return True
-    if isinstance(spark_type, StructType):
+    if isinstance(spark_type, T.StructType):
         return any(_has_decimal(field.dataType) for field in spark_type.fields)
-    if isinstance(spark_type, ArrayType):
+    if isinstance(spark_type, T.ArrayType):
         return _has_decimal(spark_type.elementType)
-    if isinstance(spark_type, MapType):
+    if isinstance(spark_type, T.MapType):
         return _has_decimal(spark_type.valueType)
     return False
 
 
-def _converter(spark_type: DataType) -> tuple[_Convert, type | None]:
+def _converter(spark_type: T.DataType) -> tuple[_Convert, type | None]:
     """Return ``(convert, fast)``: a value whose type is exactly ``fast`` needs no conversion."""
-    if isinstance(spark_type, StructType):
+    if isinstance(spark_type, T.StructType):
         return _struct(spark_type), None
-    if isinstance(spark_type, ArrayType):
+    if isinstance(spark_type, T.ArrayType):
         return _array(spark_type), None
-    if isinstance(spark_type, MapType):
+    if isinstance(spark_type, T.MapType):
         return _map(spark_type), None
-    if isinstance(spark_type, DecimalType):
+    if isinstance(spark_type, T.DecimalType):
         return _decimal(spark_type), None
     for types, found in _LEAVES:
         if isinstance(spark_type, types):
@@ -154,7 +136,7 @@ def _converter(spark_type: DataType) -> tuple[_Convert, type | None]:
     raise ValueError(msg)
 
 
-def _struct(spark_type: StructType) -> _Convert:
+def _struct(spark_type: T.StructType) -> _Convert:
     fields = tuple((field.name, *_converter(field.dataType)) for field in spark_type.fields)
 
     def convert(value: Any) -> dict[str, Any]:
@@ -164,41 +146,31 @@ def _struct(spark_type: StructType) -> _Convert:
         out = {}
         for name, field_convert, fast in fields:
             item = get(name)
-            if item is None or type(item) is fast:
-                out[name] = item
-                continue
-            try:
-                out[name] = field_convert(item)
-            except _Mismatch as mismatch:
-                mismatch.path.append(f".{name}")
-                raise
+            fits = item is None or type(item) is fast  # _fits inline: once per field and record
+            out[name] = item if fits else _nested(field_convert, item, ".{}", name)
         return out
 
     return convert
 
 
-def _array(spark_type: ArrayType) -> _Convert:
+def _array(spark_type: T.ArrayType) -> _Convert:
     element, fast = _converter(spark_type.elementType)
 
     def convert(value: Any) -> list[Any]:
         if type(value) is not list:
             raise _Mismatch("an array", value)
-        if fast is not None and all(type(item) is fast or item is None for item in value):
+        if _all_fit(value, fast):
             return value
-        out = []
-        for index, item in enumerate(value):
-            try:
-                out.append(item if item is None or type(item) is fast else element(item))
-            except _Mismatch as mismatch:
-                mismatch.path.append(f"[{index}]")
-                raise
-        return out
+        return [
+            item if _fits(item, fast) else _nested(element, item, "[{}]", index)
+            for index, item in enumerate(value)
+        ]
 
     return convert
 
 
-def _map(spark_type: MapType) -> _Convert:
-    if not isinstance(spark_type.keyType, StringType):
+def _map(spark_type: T.MapType) -> _Convert:
+    if not isinstance(spark_type.keyType, T.StringType):
         msg = f"a JSON object's keys are strings: {spark_type.simpleString()} cannot be read"
         raise ValueError(msg)
     element, fast = _converter(spark_type.valueType)
@@ -206,21 +178,40 @@ def _map(spark_type: MapType) -> _Convert:
     def convert(value: Any) -> dict[str, Any]:
         if type(value) is not dict:
             raise _Mismatch("an object", value)
-        if fast is not None and all(type(item) is fast or item is None for item in value.values()):
+        if _all_fit(value.values(), fast):
             return value
-        out = {}
-        for key, item in value.items():
-            try:
-                out[key] = item if item is None or type(item) is fast else element(item)
-            except _Mismatch as mismatch:
-                mismatch.path.append(f"[{key!r}]")
-                raise
-        return out
+        return {
+            key: item if _fits(item, fast) else _nested(element, item, "[{!r}]", key)
+            for key, item in value.items()
+        }
 
     return convert
 
 
-def _decimal(spark_type: DecimalType) -> _Convert:
+def _fits(item: Any, fast: type | None) -> bool:
+    """Say whether ``item`` is kept as it is: a null, or exactly of type ``fast``."""
+    return item is None or type(item) is fast
+
+
+def _all_fit(items: Iterable[Any], fast: type | None) -> bool:
+    """Say whether every item is null or of type ``fast``: the container needs no conversion."""
+    return fast is not None and all(type(item) is fast or item is None for item in items)
+
+
+def _nested(convert: _Convert, item: Any, place: str, key: Any) -> Any:
+    """Convert a field's, element's or map value's ``item``; a mismatch learns where it was.
+
+    ``place`` formats ``key`` as the path step (``.name``, ``[3]``, ``['k']``), only on a
+    mismatch, so that values that fit pay nothing for it.
+    """
+    try:
+        return convert(item)
+    except _Mismatch as mismatch:
+        mismatch.path.append(place.format(key))
+        raise
+
+
+def _decimal(spark_type: T.DecimalType) -> _Convert:
     step = Decimal(1).scaleb(-spark_type.scale)
     limit = Decimal(10) ** (spark_type.precision - spark_type.scale)
     expected = f"a number fitting DECIMAL({spark_type.precision}, {spark_type.scale})"
@@ -315,18 +306,18 @@ def _date(value: Any) -> date:
 
 
 _LEAVES: tuple[tuple[type | tuple[type, ...], tuple[_Convert, type | None]], ...] = (
-    (StringType, (_string, str)),
-    ((LongType, IntegerType, ShortType, ByteType), (_integer, int)),
-    ((DoubleType, FloatType), (_fractional, float)),
-    (BooleanType, (_boolean, bool)),
-    (BinaryType, (_binary, None)),
-    (TimestampType, (_timestamp, None)),
-    (TimestampNTZType, (_local_timestamp, None)),
-    (DateType, (_date, None)),
+    (T.StringType, (_string, str)),
+    ((T.LongType, T.IntegerType, T.ShortType, T.ByteType), (_integer, int)),
+    ((T.DoubleType, T.FloatType), (_fractional, float)),
+    (T.BooleanType, (_boolean, bool)),
+    (T.BinaryType, (_binary, None)),
+    (T.TimestampType, (_timestamp, None)),
+    (T.TimestampNTZType, (_local_timestamp, None)),
+    (T.DateType, (_date, None)),
 )
 
 
-def writer_for(spark_type: DataType) -> tuple[Callable[[Any], Any], Callable[[Any], str]]:
+def writer_for(spark_type: T.DataType) -> tuple[Callable[[Any], Any], Callable[[Any], str]]:
     """Build ``(to_json_value, dumps)`` for a column of ``spark_type``.
 
     ``to_json_value`` turns a value as pyarrow's ``to_pylist`` gives it into plain JSON values
@@ -336,30 +327,30 @@ def writer_for(spark_type: DataType) -> tuple[Callable[[Any], Any], Callable[[An
     return _plain(spark_type), _dumps if _has_decimal(spark_type) else _dumps_fast
 
 
-def _plain(spark_type: DataType) -> Callable[[Any], Any]:
-    if isinstance(spark_type, StructType):
+def _plain(spark_type: T.DataType) -> Callable[[Any], Any]:
+    if isinstance(spark_type, T.StructType):
         fields = tuple((field.name, _plain(field.dataType)) for field in spark_type.fields)
         return lambda row: {
             name: write(row[name]) for name, write in fields if row.get(name) is not None
         }
-    if isinstance(spark_type, ArrayType):
+    if isinstance(spark_type, T.ArrayType):
         element = _plain(spark_type.elementType)
         return lambda items: [None if item is None else element(item) for item in items]
-    if isinstance(spark_type, MapType):
+    if isinstance(spark_type, T.MapType):
         value = _plain(spark_type.valueType)
         return lambda pairs: {
             str(key): None if item is None else value(item)
             for key, item in (pairs.items() if isinstance(pairs, dict) else pairs)
         }
-    if isinstance(spark_type, TimestampType):
+    if isinstance(spark_type, T.TimestampType):
         return _iso_utc
-    if isinstance(spark_type, TimestampNTZType):
+    if isinstance(spark_type, T.TimestampNTZType):
         return lambda value: value.isoformat(timespec="milliseconds")
-    if isinstance(spark_type, DateType):
+    if isinstance(spark_type, T.DateType):
         return date.isoformat
-    if isinstance(spark_type, BinaryType):
+    if isinstance(spark_type, T.BinaryType):
         return lambda value: base64.b64encode(value).decode("ascii")
-    if isinstance(spark_type, DoubleType | FloatType):
+    if isinstance(spark_type, T.DoubleType | T.FloatType):
         return _fractional_value
     return lambda value: value
 

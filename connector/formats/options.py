@@ -12,6 +12,7 @@ picklable settings that travel to the executors.
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,6 +30,7 @@ __all__ = [
     "PayloadSettings",
     "RegistrySettings",
     "payload_settings",
+    "schema_document",
 ]
 
 Column = Literal["key", "value"]
@@ -146,6 +148,20 @@ _NEED_SCHEMA = {
         "--include_imports) and the message's full name in '{column}Message'"
     ),
 }
+
+
+def schema_document(text: str, option: str, refusal: str, instead: str) -> Any:
+    """Parse a schema given as JSON text in ``option`` (``valueSchema``, a registry's subject).
+
+    Raises
+    ------
+    InvalidOptionError
+        Naming ``option``: ``refusal`` says what the text is not, ``instead`` what to give.
+    """
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise InvalidOptionError(option, f"{refusal} ({error}); {instead}") from error
 
 
 def payload_settings(values: Mapping[str, Any], raw: Mapping[str, str]) -> PayloadSettings:

@@ -22,11 +22,12 @@ from typing import Any
 from pyspark.sql.types import DataType, StructType
 
 from connector.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
-from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, registry_client
+from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
 from connector.formats.framing import split_frame, split_message_indexes
 from connector.formats.options import Framing, PayloadOptions, RegistrySettings
 from connector.formats.protobuf_types import load_message, message_type
 from connector.formats.protobuf_values import message_reader, message_writer
+from connector.formats.registry import registry_client
 
 __all__ = ["CODEC"]
 
@@ -35,10 +36,7 @@ class _ProtobufCodec(FormatCodec):
     extra = "protobuf"
 
     def resolve(
-        self,
-        payload: PayloadOptions,
-        registry: RegistrySettings | None,
-        topics: Sequence[str],
+        self, payload: PayloadOptions, registry: RegistrySettings | None, topics: Sequence[str]
     ) -> ReaderSchema:
         data = _read_descriptor_set(payload)
         descriptor = _message(data, payload)
@@ -84,19 +82,14 @@ class _ProtobufCodec(FormatCodec):
 
         return decode_framed
 
-    def encoder(
-        self,
-        payload: PayloadOptions,
-        spark_type: DataType,
-        registry: RegistrySettings | None,
-        topic: str | None,
-    ) -> Encoder:
+    def encoder(self, column: WriterColumn) -> Encoder:
         from google.protobuf.message_factory import GetMessageClass
 
+        payload = column.payload
         descriptor = _message(_read_descriptor_set(payload), payload)
         message_class = GetMessageClass(descriptor)
         try:
-            write = message_writer(descriptor, _struct(spark_type, payload))
+            write = message_writer(descriptor, _struct(column.spark_type, payload))
         except TypeError as error:
             raise InvalidOptionError(payload.option("Message"), str(error)) from error
 
@@ -107,7 +100,7 @@ class _ProtobufCodec(FormatCodec):
 
         if payload.framing is Framing.NONE:
             return lambda value: message(value).SerializeToString()
-        serialize = _registry_serializer(payload, message_class, registry, topic)
+        serialize = _registry_serializer(payload, message_class, column.registry, column.topic)
         return lambda value: serialize(message(value))
 
 

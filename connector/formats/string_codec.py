@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from pyspark.sql.types import DataType, StringType
 
-from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema
+from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
 from connector.formats.options import PayloadOptions, RegistrySettings
 
 __all__ = ["CODEC"]
@@ -18,10 +18,7 @@ __all__ = ["CODEC"]
 
 class _StringCodec(FormatCodec):
     def resolve(
-        self,
-        payload: PayloadOptions,
-        registry: RegistrySettings | None,
-        topics: Sequence[str],
+        self, payload: PayloadOptions, registry: RegistrySettings | None, topics: Sequence[str]
     ) -> ReaderSchema:
         return ReaderSchema(payload, None, "STRING", StringType())
 
@@ -30,13 +27,7 @@ class _StringCodec(FormatCodec):
     ) -> Decoder:
         return _decode
 
-    def encoder(
-        self,
-        payload: PayloadOptions,
-        spark_type: DataType,
-        registry: RegistrySettings | None,
-        topic: str | None,
-    ) -> Encoder:
+    def encoder(self, column: WriterColumn) -> Encoder:
         return str.encode
 
 

@@ -2,24 +2,25 @@
 
 They keep the names of Spark's built-in Kafka sink (``kafka.bootstrap.servers``, ``topic``,
 ``kafka.*``) and add two of ours, ``deliveryGuarantee`` and ``transactionalIdPrefix``, plus the
-source's typed-record options (``valueFormat``, ``valueSchema``, ... and ``schema.registry.*``),
-taken from the source's option table so that both sides parse them the same way. Spark
-lower-cases option keys before a Python data source sees them; messages use the spelling users
-write.
+source's typed-record options (``valueFormat``, ``valueSchema``, ... and ``schema.registry.*``).
+Like the source's, every one is declared once in the option table
+(:data:`connector.config.table.TABLE`, the entries whose sides hold ``"sink"``): its name,
+default and parser, the refusal of source options (``startingOffsets``, ``mode``, ...) and the
+"did you mean" for a typo all come from there. Spark lower-cases option keys before a Python
+data source sees them; messages use the spelling users write.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from connector.config.kafka_config import check_client_accepts, translate_kafka_settings
-from connector.config.table import OPTIONS_BY_KEY, REGISTRY_PREFIX, did_you_mean, option_value
+from connector.config.table import SINK_OPTIONS, SINK_OPTIONS_BY_KEY, read_table, reject_unknown
+from connector.config.values import DeliveryGuarantee
 from connector.errors import InvalidOptionError
 from connector.formats.options import (
-    PLAIN,
     Framing,
     PayloadFormat,
     PayloadOptions,
@@ -30,37 +31,8 @@ from connector.formats.options import (
 
 __all__ = ["DEFAULT_TRANSACTIONAL_ID_PREFIX", "DeliveryGuarantee", "KafkaSinkOptions", "parse"]
 
-DEFAULT_TRANSACTIONAL_ID_PREFIX: Final = "kafka-rescalable-sink"
-
-
-class DeliveryGuarantee(enum.Enum):
-    """How often a row reaches Kafka when tasks fail, are retried or a batch is replayed."""
-
-    AT_LEAST_ONCE = "at-least-once"
-    EXACTLY_ONCE = "exactly-once"
-
-
-_OURS = ("deliveryGuarantee", "transactionalIdPrefix", "topic")
-_SPARKS_OWN = ("checkpointLocation", "path", "queryName")
-"""Options Spark hands every sink; they are not ours to check."""
-_PAYLOAD_OPTIONS: Final = tuple(
-    OPTIONS_BY_KEY[f"{column}{suffix}".lower()]
-    for column in ("key", "value")
-    for suffix in ("Format", "Schema", "Message", "Subject", "Framing")
-)
-"""The source's typed-record options, declared once in its option table; the sink takes them."""
-_KNOWN: Final = {
-    name.lower(): name
-    for name in (*_OURS, *(option.name for option in _PAYLOAD_OPTIONS), *_SPARKS_OWN)
-}
-_SOURCE_ONLY: Final = {
-    "mode": (
-        "it is a source option (FAILFAST or PERMISSIVE: what a record that does not decode "
-        "does); the sink encodes, and a row that does not encode always fails its task. "
-        "Remove it from the sink's options"
-    ),
-}
-"""Source options a user may carry over to the sink by mistake, refused with the reason."""
+DEFAULT_TRANSACTIONAL_ID_PREFIX: Final = SINK_OPTIONS_BY_KEY["transactionalidprefix"].default
+"""``transactionalIdPrefix``'s default, as the option table declares it."""
 
 # Settings the sink owns: a user value would weaken what deliveryGuarantee promises.
 _OWNED_BY_SINK: Final = {
@@ -77,7 +49,10 @@ _OWNED_BY_SINK: Final = {
 
 @dataclass(frozen=True)
 class KafkaSinkOptions:
-    """The sink's parsed options: what every task needs, picklable.
+    """The sink's parsed options: what every task needs, picklable; built by :func:`parse`.
+
+    The fields have no defaults: the defaults are declared once, in the option table
+    (:data:`connector.config.table.TABLE`), and :func:`parse` fills every field.
 
     Parameters
     ----------
@@ -97,11 +72,11 @@ class KafkaSinkOptions:
     """
 
     bootstrap_servers: str
-    topic: str | None = None
-    guarantee: DeliveryGuarantee = DeliveryGuarantee.AT_LEAST_ONCE
-    transactional_id_prefix: str = DEFAULT_TRANSACTIONAL_ID_PREFIX
-    kafka_settings: Mapping[str, str] = field(default_factory=dict)
-    payloads: PayloadSettings = PLAIN
+    topic: str | None
+    guarantee: DeliveryGuarantee
+    transactional_id_prefix: str
+    kafka_settings: Mapping[str, str]
+    payloads: PayloadSettings
 
     @property
     def exactly_once(self) -> bool:
@@ -116,15 +91,11 @@ def parse(options: Mapping[str, str]) -> KafkaSinkOptions:
     ------
     InvalidOptionError
         Naming the option, the bad value and what would be valid; an unknown option comes
-        with the nearest known name.
+        with the nearest known name, a source option with the reason it has no place here.
     """
-    raw = {key.lower(): value for key, value in options.items()}
+    raw = {key.lower(): str(value) for key, value in options.items()}
+    reject_unknown(raw, "sink")
     java = {key[len("kafka."):]: value for key, value in raw.items() if key.startswith("kafka.")}
-    for key in sorted(raw):
-        if key in _SOURCE_ONLY:
-            raise InvalidOptionError(key, _SOURCE_ONLY[key])
-        if not key.startswith(("kafka.", REGISTRY_PREFIX)) and key not in _KNOWN:
-            raise InvalidOptionError(key, _unknown(key))
     servers = java.pop("bootstrap.servers", "").strip()
     if not servers:
         msg = (
@@ -145,23 +116,15 @@ def parse(options: Mapping[str, str]) -> KafkaSinkOptions:
         raise InvalidOptionError("kafka.acks", msg)
     settings = dict(translate_kafka_settings(java).settings)
     check_client_accepts(settings)
-    topic = raw.get("topic")
-    if topic is not None and not topic.strip():
-        raise InvalidOptionError("topic", "it is empty; give a topic name or leave it unset")
-    prefix = raw.get("transactionalidprefix", DEFAULT_TRANSACTIONAL_ID_PREFIX).strip()
-    if not prefix:
-        raise InvalidOptionError("transactionalIdPrefix", "it is empty; give a prefix")
-    values = {option.name: option_value(option, raw, "stream") for option in _PAYLOAD_OPTIONS}
+    values = read_table(raw, None, "sink")
     payloads = payload_settings(values, raw)
     for payload in payloads.columns:
-        _check_writable(payload, payloads.registry, topic)
+        _check_writable(payload, payloads.registry, values["topic"])
     return KafkaSinkOptions(
         bootstrap_servers=servers,
-        topic=topic,
-        guarantee=_guarantee(raw.get("deliveryguarantee", "at-least-once")),
-        transactional_id_prefix=prefix,
         kafka_settings=settings,
         payloads=payloads,
+        **{option.field: values[option.name] for option in SINK_OPTIONS if option.field},
     )
 
 
@@ -201,21 +164,3 @@ def _check_writable(
             "option"
         )
         raise InvalidOptionError(payload.option("Subject"), msg)
-
-
-def _guarantee(value: str) -> DeliveryGuarantee:
-    try:
-        return DeliveryGuarantee(value.strip().lower())
-    except ValueError:
-        choices = ", ".join(repr(g.value) for g in DeliveryGuarantee)
-        msg = f"{value!r} is not valid; use one of {choices}"
-        raise InvalidOptionError("deliveryGuarantee", msg) from None
-
-
-def _unknown(key: str) -> str:
-    hint = did_you_mean(key, _KNOWN)
-    known = ", ".join((*_OURS, "keyFormat", "valueFormat", "..."))
-    return (
-        f"the Kafka sink does not know this option.{hint} Known: {known}, kafka.*, "
-        f"{REGISTRY_PREFIX}*"
-    )

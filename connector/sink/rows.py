@@ -30,7 +30,7 @@ from pyspark.sql.types import (
 )
 
 from connector.errors import InvalidOptionError, KafkaSourceError, SinkInputError
-from connector.formats.codec import Encoder, codec_for
+from connector.formats.codec import Encoder, WriterColumn, codec_for
 from connector.formats.options import (
     PLAIN,
     PayloadFormat,
@@ -62,6 +62,9 @@ _STRUCT_FORMATS = "'json', 'avro' or 'protobuf'"
 @dataclass(frozen=True)
 class ColumnEncoding:
     """How the sink encodes one typed column; picklable, it travels to the executors.
+
+    Its type travels as JSON; on the executor it becomes the codec's
+    :class:`~connector.formats.codec.WriterColumn`, which the encoder is built for.
 
     Parameters
     ----------
@@ -95,7 +98,8 @@ class ColumnEncoding:
         spark_type = _parse_datatype_json_string(self.spark_type_json)
         payload = self.payload
         try:
-            return codec_for(payload.format).encoder(payload, spark_type, self.registry, self.topic)
+            column = WriterColumn(payload, spark_type, self.registry, self.topic)
+            return codec_for(payload.format).encoder(column)
         except NotImplementedError as error:
             raise InvalidOptionError(payload.option("Format"), str(error)) from error
         except KafkaSourceError:

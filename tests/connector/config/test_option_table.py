@@ -1,4 +1,4 @@
-"""The option table itself: complete, consistent with the options object and with the README."""
+"""The option table itself: complete, consistent with both options objects and with the README."""
 
 from __future__ import annotations
 
@@ -16,11 +16,18 @@ from connector.config.table import (
     OPTIONS,
     OPTIONS_BY_KEY,
     REGISTRY_PREFIX,
+    SINK_OPTIONS,
+    SPARKS_OWN,
+    TABLE,
+    TABLE_BY_KEY,
     WRONG_MODE,
+    WRONG_SIDE,
     reject_unknown,
 )
 from connector.config.values import Mode
 from connector.errors import InvalidOptionError
+from connector.sink.options import KafkaSinkOptions
+from connector.sink.options import parse as parse_sink
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "orders"}
 MODES: tuple[Mode, ...] = get_args(Mode)
@@ -162,3 +169,80 @@ def test_the_readme_shows_the_tables_defaults() -> None:
             assert option.default == cell.strip("`"), option.name
         elif cell in ("", "none"):
             assert option.default is None, option.name
+
+
+# The sink's side of the table: the same mechanism, its own entries.
+SINK_BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
+# KafkaSinkOptions fields parse fills from the kafka.* settings or the payload rules.
+SINK_NOT_FROM_ONE_OPTION = {"bootstrap_servers", "kafka_settings", "payloads"}
+
+
+def test_every_entry_names_real_sides() -> None:
+    for option in TABLE:
+        assert option.sides and option.sides <= {"source", "sink"}, option.name
+    assert {o.name for o in OPTIONS} | {o.name for o in SINK_OPTIONS} == {o.name for o in TABLE}
+    assert len(TABLE_BY_KEY) == len(TABLE)
+
+
+@pytest.mark.parametrize("option", SINK_OPTIONS, ids=lambda option: option.name)
+def test_a_sink_option_takes_both_modes_and_one_default(option) -> None:
+    # The sink writes the same way from df.write and df.writeStream: no per-mode rule.
+    assert option.modes == set(MODES)
+    assert not option.overridden_by
+    assert option.default is None or isinstance(option.default, str)
+    if option.default is not None:
+        assert option.parse(option.name, option.default) is not None
+
+
+def test_the_sink_table_and_the_sink_options_object_have_the_same_fields() -> None:
+    filled = [option.field for option in SINK_OPTIONS if option.field is not None]
+    assert len(filled) == len(set(filled)), "two options fill one field"
+    assert set(filled) | SINK_NOT_FROM_ONE_OPTION == {
+        item.name for item in fields(KafkaSinkOptions)
+    }
+
+
+def test_a_sink_option_left_out_takes_its_tables_default() -> None:
+    parsed = parse_sink(SINK_BASE)
+    for option in SINK_OPTIONS:
+        if option.field is None:
+            continue
+        expected = (
+            option.absent if option.default is None else option.parse(option.name, option.default)
+        )
+        assert getattr(parsed, option.field) == expected, option.name
+
+
+@pytest.mark.parametrize("option", SINK_OPTIONS, ids=lambda option: option.name)
+def test_every_sink_option_is_known_to_the_sink(option) -> None:
+    reject_unknown({option.key: "x"}, "sink")
+
+
+@pytest.mark.parametrize("option", SINK_OPTIONS, ids=lambda option: option.name)
+def test_a_sink_near_miss_is_answered_with_the_tables_spelling(option) -> None:
+    typo = option.key[:-1]
+    with pytest.raises(InvalidOptionError) as caught:
+        reject_unknown({typo: "x"}, "sink")
+    assert caught.value.option == typo
+    assert f"Did you mean '{option.name}'?" in str(caught.value)
+    assert "Known: " in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("side", "other"),
+    [("sink", option) for option in OPTIONS if "sink" not in option.sides]
+    + [("source", option) for option in SINK_OPTIONS if "source" not in option.sides],
+    ids=lambda item: item if isinstance(item, str) else item.name,
+)
+def test_the_other_sides_option_is_refused_with_the_reason(side, other) -> None:
+    with pytest.raises(InvalidOptionError) as caught:
+        reject_unknown({other.key: "x"}, side)
+    assert caught.value.option == other.name
+    assert (other.elsewhere or WRONG_SIDE[side]) in str(caught.value)
+    assert "does not know" not in str(caught.value)
+
+
+def test_spark_s_own_keys_are_left_to_spark_on_each_side() -> None:
+    for side, names in SPARKS_OWN.items():
+        reject_unknown({name.lower(): "x" for name in names}, side)
+    assert IGNORED_KEYS == tuple(name.lower() for name in SPARKS_OWN["source"])

@@ -28,6 +28,7 @@ from pyspark.sql.types import (
 
 from connector.errors import InvalidOptionError, PayloadDecodeError
 from connector.formats.avro_codec import CODEC, _build_decoder, _parsed
+from connector.formats.codec import WriterColumn
 from connector.formats.framing import frame
 from connector.formats.options import Framing, PayloadFormat, PayloadOptions
 
@@ -386,7 +387,7 @@ def test_an_inline_schema_encodes_what_the_decoder_reads_back() -> None:
     reader = CODEC.resolve(_payload(), None, ["orders"])
     assert reader.spark_type is not None
     rows = _decode_to_arrow(ORDER, [FULL, dict(FULL, either=None, note="x")])
-    encode = CODEC.encoder(_payload(), reader.spark_type, None, "orders")
+    encode = CODEC.encoder(WriterColumn(_payload(), reader.spark_type, None, "orders"))
     decode = CODEC.decoder(reader, reader.spark_type, None)
     again = _arrow_rows(reader.spark_type, [decode(encode(row)) for row in rows])
     assert again == rows
@@ -418,7 +419,7 @@ def test_without_a_schema_the_spark_type_gives_the_writer_schema() -> None:
         ],
     )
     payload = PayloadOptions("value", PayloadFormat.AVRO)
-    encode = CODEC.encoder(payload, spark_type, None, "out")
+    encode = CODEC.encoder(WriterColumn(payload, spark_type, None, "out"))
     from connector.formats.avro_types import avro_schema_of
 
     schema_text = json.dumps(avro_schema_of(spark_type))
@@ -429,11 +430,12 @@ def test_without_a_schema_the_spark_type_gives_the_writer_schema() -> None:
 
 
 def test_a_scalar_column_encodes_as_a_primitive() -> None:
-    encode = CODEC.encoder(PayloadOptions("key", PayloadFormat.AVRO), StringType(), None, "t")
+    key = PayloadOptions("key", PayloadFormat.AVRO)
+    encode = CODEC.encoder(WriterColumn(key, StringType(), None, "t"))
     assert fastavro.schemaless_reader(io.BytesIO(encode("k1")), "string", None) == "k1"
 
 
 def test_framing_without_a_registry_is_refused_for_the_sink() -> None:
     payload = PayloadOptions("value", PayloadFormat.AVRO, framing=Framing.CONFLUENT)
     with pytest.raises(InvalidOptionError, match="'valueFraming'.*schema.registry.url"):
-        CODEC.encoder(payload, StringType(), None, "t")
+        CODEC.encoder(WriterColumn(payload, StringType(), None, "t"))

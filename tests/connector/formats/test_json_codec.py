@@ -21,7 +21,7 @@ from pyspark.sql.types import (
 )
 
 from connector.errors import InvalidOptionError, PayloadDecodeError
-from connector.formats.codec import codec_for
+from connector.formats.codec import WriterColumn, codec_for
 from connector.formats.framing import frame
 from connector.formats.options import (
     Framing,
@@ -77,7 +77,7 @@ def test_a_registry_schema_needs_a_subject_for_several_topics_or_a_pattern(
 def test_plain_payloads_decode_and_encode_back() -> None:
     reader = CODEC.resolve(_payload("id BIGINT, tags ARRAY<STRING>, at TIMESTAMP"), None, ["t"])
     decode = CODEC.decoder(reader, TYPE, None)
-    encode = CODEC.encoder(_payload(), TYPE, None, "t")
+    encode = CODEC.encoder(WriterColumn(_payload(), TYPE, None, "t"))
     value = decode(b'{"id": 7, "tags": ["a"], "at": "2024-01-02T03:04:05.250Z"}')
     assert value == {"id": 7, "tags": ["a"], "at": datetime(2024, 1, 2, 3, 4, 5, 250000, UTC)}
     assert encode(value) == b'{"id":7,"tags":["a"],"at":"2024-01-02T03:04:05.250Z"}'

@@ -15,7 +15,7 @@ from protobuf_samples import shop_set as make_shop_set
 from pyspark.sql.pandas.types import to_arrow_type
 
 from connector.errors import InvalidOptionError, PayloadDecodeError
-from connector.formats.codec import ReaderSchema
+from connector.formats.codec import ReaderSchema, WriterColumn
 from connector.formats.framing import frame
 from connector.formats.options import Framing, PayloadFormat, PayloadOptions
 from connector.formats.protobuf_codec import CODEC
@@ -207,7 +207,7 @@ def test_malformed_framed_payloads_fail_to_decode(
 
 def test_rows_encode_into_the_message_they_decode_from(shop_set: Path) -> None:
     reader, decode = _decoder(shop_set)
-    encode = CODEC.encoder(_payload(shop_set), reader.spark_type, None, "orders")
+    encode = CODEC.encoder(WriterColumn(_payload(shop_set), reader.spark_type, None, "orders"))
     order = _full_order()
     order.ClearField("nothing")  # not in the Spark type, so not written back
     del order.history[2]  # an unknown enum value has no name to write back
@@ -225,24 +225,26 @@ def test_the_sink_may_write_fewer_fields_but_no_unknown_one(shop_set: Path) -> N
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     some = StructType([StructField("customer", StringType()), StructField("id", LongType())])
-    encode = CODEC.encoder(_payload(shop_set), some, None, "orders")
+    encode = CODEC.encoder(WriterColumn(_payload(shop_set), some, None, "orders"))
     assert Order.FromString(encode({"id": 5, "customer": None})) == Order(id=5)
     unknown = StructType([StructField("id", LongType()), StructField("price", LongType())])
     with pytest.raises(InvalidOptionError, match="shop.Order has no field 'price'"):
-        CODEC.encoder(_payload(shop_set), unknown, None, "orders")
+        CODEC.encoder(WriterColumn(_payload(shop_set), unknown, None, "orders"))
 
 
 def test_registry_framing_without_a_registry_is_refused(shop_set: Path) -> None:
     reader = CODEC.resolve(_payload(shop_set), None, ["orders"])
     with pytest.raises(InvalidOptionError) as refused:
-        CODEC.encoder(_payload(shop_set, framing=Framing.CONFLUENT), reader.spark_type, None, "t")
+        framed = _payload(shop_set, framing=Framing.CONFLUENT)
+        CODEC.encoder(WriterColumn(framed, reader.spark_type, None, "t"))
     assert refused.value.option == "valueFraming"
 
 
 @pytest.fixture(scope="module")
 def round_trip(shop_set: Path) -> tuple[ReaderSchema, Any, Any]:
     reader, decode = _decoder(shop_set)
-    return reader, decode, CODEC.encoder(_payload(shop_set), reader.spark_type, None, "orders")
+    encode = CODEC.encoder(WriterColumn(_payload(shop_set), reader.spark_type, None, "orders"))
+    return reader, decode, encode
 
 
 @given(

@@ -160,7 +160,7 @@ class _RefusingCodec:
     def __init__(self, error: Exception) -> None:
         self.error = error
 
-    def encoder(self, payload, spark_type, registry, topic):
+    def encoder(self, column):
         raise self.error
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from connector.config.options import parse_options
 from connector.errors import InvalidOptionError
 from connector.sink.options import DeliveryGuarantee, parse
 
@@ -113,3 +114,35 @@ def test_plain_payloads_with_an_inline_schema_need_no_subject() -> None:
         {**SERVERS, "valueFormat": "avro", "valueSchema": AVRO, "valueFraming": "none", **REGISTRY}
     )
     assert options.payloads.value.framing.value == "none"
+
+
+@pytest.mark.parametrize(
+    ("extra", "option"),
+    [
+        ({"startingoffsets": "earliest"}, "startingOffsets"),
+        ({"subscribe": "orders"}, "subscribe"),
+        ({"maxOffsetsPerTrigger": "10"}, "maxOffsetsPerTrigger"),
+    ],
+)
+def test_a_source_option_is_refused_as_one(extra, option) -> None:
+    with pytest.raises(InvalidOptionError, match="it is a source option") as refused:
+        parse({**SERVERS, **extra})
+    assert refused.value.option == option
+    assert "Remove it from the sink's options" in str(refused.value)
+
+
+def test_the_source_refuses_a_sink_option_as_one() -> None:
+    read = {**SERVERS, "subscribe": "orders", "deliveryguarantee": "exactly-once"}
+    with pytest.raises(InvalidOptionError, match="it is a sink option") as refused:
+        parse_options(read, "stream")
+    assert refused.value.option == "deliveryGuarantee"
+
+
+def test_spark_s_own_options_and_surrounding_spaces() -> None:
+    options = parse(
+        {**SERVERS, "path": "p", "queryName": "q", "transactionalIdPrefix": " shop ", "topic": "t"}
+    )
+    assert (options.transactional_id_prefix, options.topic) == ("shop", "t")
+    with pytest.raises(InvalidOptionError, match="empty") as refused:
+        parse({**SERVERS, "transactionalIdPrefix": "  "})
+    assert refused.value.option == "transactionalIdPrefix"
