@@ -261,7 +261,7 @@ def _produce_share(
 ) -> int:
     from confluent_kafka import Producer
 
-    from connector.formats.framing import frame
+    from connector.formats.registry import frame
 
     failures = []
 

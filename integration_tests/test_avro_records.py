@@ -26,8 +26,8 @@ from pyspark.sql.types import StructType
 
 from connector.formats.avro_codec import CODEC
 from connector.formats.codec import WriterColumn
-from connector.formats.framing import frame
 from connector.formats.options import Framing, PayloadFormat, PayloadOptions, RegistrySettings
+from connector.formats.registry import frame
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
 from integration_tests.spark_helpers import (
     OUR_FORMAT,

@@ -12,6 +12,10 @@ functions, which run after the table pass.
 
 ``kafka.*`` settings are not in the table: they go to librdkafka through
 :mod:`connector.config.kafka_config`.
+
+The module is long because it is the table: one entry per option of both sides, about forty,
+and the two passes that read it. Split by side or by topic, one option's name, default and
+refusal would again live in more than one place, which is what the table exists to prevent.
 """
 
 from __future__ import annotations

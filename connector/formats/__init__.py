@@ -7,9 +7,9 @@ with pip-installable libraries only (fastavro, protobuf, confluent-kafka's regis
 
 - :mod:`connector.formats.options`: the ``keyFormat`` / ``valueFormat`` family of options and
   ``schema.registry.*``, parsed into frozen, picklable values shared by source and sink;
-- :mod:`connector.formats.framing`: the registry's wire framing (magic byte, schema id);
+- :mod:`connector.formats.registry`: the schema registry's wire framing (magic byte, schema id)
+  and its client, one per Python worker;
 - :mod:`connector.formats.codec`: what a decoder and an encoder are, and which ones a format gets;
-- :mod:`connector.formats.registry`: the schema registry's client, one per Python worker;
 - :mod:`connector.formats.decoding`: an Arrow batch of raw records in, typed columns out, with
   ``mode`` (``FAILFAST`` / ``PERMISSIVE``) deciding what a bad record does;
 - :mod:`connector.formats.ddl`: Spark types written as DDL, how the source declares its schema.

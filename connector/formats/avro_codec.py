@@ -36,9 +36,8 @@ from connector.formats.avro_types import (
 )
 from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
 from connector.formats.ddl import to_ddl
-from connector.formats.framing import split_frame
 from connector.formats.options import Framing, PayloadOptions, RegistrySettings, schema_document
-from connector.formats.registry import registry_client
+from connector.formats.registry import registry_client, split_frame
 
 __all__ = ["CODEC", "SERIALIZER_SETTINGS"]
 

@@ -19,7 +19,6 @@ from pyspark.sql.types import DataType
 
 from connector.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
 from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
-from connector.formats.framing import split_frame
 from connector.formats.json_types import (
     check_ddl,
     column_ddl,
@@ -30,7 +29,7 @@ from connector.formats.json_types import (
 )
 from connector.formats.json_values import reader_for, writer_for
 from connector.formats.options import Framing, PayloadOptions, RegistrySettings
-from connector.formats.registry import registry_client
+from connector.formats.registry import registry_client, split_frame
 
 __all__ = ["CODEC"]
 

@@ -23,11 +23,10 @@ from pyspark.sql.types import DataType, StructType
 
 from connector.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
 from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
-from connector.formats.framing import split_frame, split_message_indexes
 from connector.formats.options import Framing, PayloadOptions, RegistrySettings
 from connector.formats.protobuf_types import load_message, message_type
 from connector.formats.protobuf_values import message_reader, message_writer
-from connector.formats.registry import registry_client
+from connector.formats.registry import registry_client, split_frame, split_message_indexes
 
 __all__ = ["CODEC"]
 

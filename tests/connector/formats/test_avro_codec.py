@@ -29,8 +29,8 @@ from pyspark.sql.types import (
 from connector.errors import InvalidOptionError, PayloadDecodeError
 from connector.formats.avro_codec import CODEC, _build_decoder, _parsed
 from connector.formats.codec import WriterColumn
-from connector.formats.framing import frame
 from connector.formats.options import Framing, PayloadFormat, PayloadOptions
+from connector.formats.registry import frame
 
 UTC = timezone.utc
 

@@ -22,7 +22,6 @@ from pyspark.sql.types import (
 
 from connector.errors import InvalidOptionError, PayloadDecodeError
 from connector.formats.codec import WriterColumn, codec_for
-from connector.formats.framing import frame
 from connector.formats.options import (
     Framing,
     PayloadFormat,
@@ -30,6 +29,7 @@ from connector.formats.options import (
     RegistrySettings,
     payload_settings,
 )
+from connector.formats.registry import frame
 
 CODEC = codec_for(PayloadFormat.JSON)
 TYPE = StructType(

@@ -16,9 +16,9 @@ from pyspark.sql.pandas.types import to_arrow_type
 
 from connector.errors import InvalidOptionError, PayloadDecodeError
 from connector.formats.codec import ReaderSchema, WriterColumn
-from connector.formats.framing import frame
 from connector.formats.options import Framing, PayloadFormat, PayloadOptions
 from connector.formats.protobuf_codec import CODEC
+from connector.formats.registry import frame
 
 CLASSES = shop_classes()
 Order, Line, Voucher = CLASSES["shop.Order"], CLASSES["shop.Line"], CLASSES["shop.Voucher"]
