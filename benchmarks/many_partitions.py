@@ -15,9 +15,9 @@ partitions), on the run's one broker and in one ``local[2]`` session:
   median batch is shorter than the window), the latency p50 / p99, the median batch
   duration, the driver's planning per batch (Spark's ``latestOffset`` and ``queryPlanning``
   durations: the source's own planning and the engine's), the bytes of each offset-log file
-  (``<checkpoint>/offsets/<batch>``), and the resident memory of the Python processes Spark
-  runs on the driver for the source (none for the built-in source, whose driver side is in
-  the JVM).
+  (``<checkpoint>/offsets/<batch>``), and the resident memory of the Python process Spark
+  runs on the driver for our source's reader (the built-in source's driver side is in the
+  JVM).
 
 Both sources run with their default options: for ours, one reader slot per partition, and
 small batches read by few tasks (``minRecordsPerPartition``).
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import statistics
 import tempfile
 import threading
@@ -338,8 +337,6 @@ def _stream(
     import pyarrow.compute as pc
     from pyspark.sql import functions as F
 
-    from benchmarks.process_memory import PLANNER_DAEMONS, PLANNERS, SOURCE_RUNNER, memory_by_kind
-
     lock = threading.Lock()
     batches: list[tuple[float, Any]] = []
 
@@ -368,11 +365,14 @@ def _stream(
                     msg = f"{source} stream failed: {handle.exception()}"
                     raise RuntimeError(msg)
                 time.sleep(0.5)
-            memory = memory_by_kind(os.getpid())
+            runner = _newest_source_runner_mib()
             progress = [json.loads(p.json) for p in handle.recentProgress]
         finally:
             handle.stop()
-        sizes = [f.stat().st_size for f in Path(checkpoint, "offsets").iterdir() if f.is_file()]
+        # Batch files only: Hadoop's checksum files (.0.crc) sit beside them.
+        sizes = [
+            f.stat().st_size for f in Path(checkpoint, "offsets").iterdir() if f.name.isdigit()
+        ]
     with lock:
         kept = [lat for at, lat in batches if window_start <= at < window_end]
     latencies = sorted(value for lat in kept for value in lat.to_pylist())
@@ -384,9 +384,6 @@ def _stream(
         values = [p["durationMs"].get(key, 0) for p in in_window]
         return statistics.median(values) if values else None
 
-    python = sum(
-        memory[kind].mib for kind in (SOURCE_RUNNER, PLANNER_DAEMONS, PLANNERS) if kind in memory
-    )
     return StreamRun(
         source=source,
         rate=rate,
@@ -399,8 +396,34 @@ def _stream(
         latest_offset_ms=median_of("latestOffset"),
         query_planning_ms=median_of("queryPlanning"),
         offset_log_bytes=int(statistics.median(sizes)) if sizes else None,
-        driver_python_mib=python,
+        driver_python_mib=runner if source == OURS else 0.0,
     )
+
+
+def _newest_source_runner_mib() -> float:
+    """Resident MiB of the newest Python process serving a streaming source on the driver.
+
+    Spark starts one ``python_streaming_source_runner`` per query of a Python data source; it
+    holds the reader (``latestOffset``, ``partitions``, ``commit``). The newest one is the
+    running query's: those of stopped queries may not have exited yet.
+    """
+    newest: tuple[int, float] = (-1, 0.0)
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if b"python_streaming_source_runner" not in (proc / "cmdline").read_bytes():
+                continue
+            started = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[19])
+            status = (proc / "status").read_text()
+        except (OSError, ValueError, IndexError):
+            continue  # gone while we looked
+        rss = next(
+            (line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")), 0
+        )
+        if started > newest[0]:
+            newest = (started, int(rss) / 1024)
+    return newest[1]
 
 
 def _at(progress: Mapping[str, Any]) -> float:
