@@ -438,10 +438,10 @@ def _describe_stream(run: StreamRun) -> str:
         return f"no batch with rows ended in the {run.window_s:.0f} s window"
     return (
         f"{run.read_rate:,.0f} rows/s of {run.rate:,} ({'kept up' if run.kept_up else 'behind'}), "
-        f"p50 {run.p50_ms:,.0f} p99 {run.p99_ms:,.0f} ms, {run.batches} batches, median batch "
-        f"{run.batch_ms:,.0f} ms, latestOffset {run.latest_offset_ms:,.0f} ms, queryPlanning "
-        f"{run.query_planning_ms:,.0f} ms, offset log {run.offset_log_bytes:,} B, driver "
-        f"Python {run.driver_python_mib:,.0f} MiB"
+        f"p50 {_cell(run.p50_ms)} p99 {_cell(run.p99_ms)} ms, {run.batches} batches, median "
+        f"batch {_cell(run.batch_ms)} ms, latestOffset {_cell(run.latest_offset_ms)} ms, "
+        f"queryPlanning {_cell(run.query_planning_ms)} ms, offset log "
+        f"{_cell(run.offset_log_bytes)} B, driver Python {_cell(run.driver_python_mib)} MiB"
     )
 
 
