@@ -6,7 +6,7 @@ Usage::
     .venv/bin/python -m benchmarks.run --quick    # small sizes, a smoke test of 3-5 minutes
     .venv/bin/python -m benchmarks.run --only sustained   # highest rate kept up, ~15 minutes
     .venv/bin/python -m benchmarks.run --only memory      # our query's memory, ~12 minutes
-    .venv/bin/python -m benchmarks.run --only partitions  # 100 to 10,000 partitions, ~35 min
+    .venv/bin/python -m benchmarks.run --only partitions  # 100 to 10,000 partitions, ~31 min
 
 One embedded broker, one ``local[2]`` Spark session and one topic per workload serve every
 contender. Per workload and query each Spark source runs once first (reported, but not used
