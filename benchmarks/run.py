@@ -14,7 +14,8 @@ for the ratios: it warms Python workers and the JIT), then ``--runs`` times; the
 run counts. The raw client limit runs ``--runs`` times as well, the best counts. Rows per
 second are the topic's records over the wall time of the whole query (or read), start-up
 included. ``sustained`` and ``memory`` run for many minutes and only when named with ``--only``,
-as does ``avro`` (decoding Avro records, :mod:`benchmarks.avro_decode`).
+as do ``avro`` (decoding Avro records, :mod:`benchmarks.avro_decode`) and ``partitions``
+(100 to 10,000 partitions against the built-in source, :mod:`benchmarks.many_partitions`).
 """
 
 from __future__ import annotations
