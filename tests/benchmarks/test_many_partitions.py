@@ -33,9 +33,7 @@ def test_the_full_run_has_the_issue_cases_and_quick_only_the_small_ones() -> Non
     assert [c.total_partitions for c in cases(quick=True)] == [100, 1_000]
 
 
-def test_kept_up_is_nine_tenths_of_the_rate_in_batches_shorter_than_the_window() -> (
-    None
-):
+def test_kept_up_is_nine_tenths_of_the_rate_in_batches_shorter_than_the_window() -> None:
     assert stream(OURS, 60 * 4_500, 900.0).kept_up
     assert not stream(OURS, 60 * 4_400, 900.0).kept_up
     assert not stream(OURS, 60 * 5_000, 61_000.0).kept_up
