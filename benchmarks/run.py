@@ -6,6 +6,7 @@ Usage::
     .venv/bin/python -m benchmarks.run --quick    # small sizes, a smoke test of 3-5 minutes
     .venv/bin/python -m benchmarks.run --only sustained   # highest rate kept up, ~15 minutes
     .venv/bin/python -m benchmarks.run --only memory      # our query's memory, ~12 minutes
+    .venv/bin/python -m benchmarks.run --only partitions  # 100 to 10,000 partitions, ~31 min
 
 One embedded broker, one ``local[2]`` Spark session and one topic per workload serve every
 contender. Per workload and query each Spark source runs once first (reported, but not used
@@ -13,7 +14,8 @@ for the ratios: it warms Python workers and the JIT), then ``--runs`` times; the
 run counts. The raw client limit runs ``--runs`` times as well, the best counts. Rows per
 second are the topic's records over the wall time of the whole query (or read), start-up
 included. ``sustained`` and ``memory`` run for many minutes and only when named with ``--only``,
-as does ``avro`` (decoding Avro records, :mod:`benchmarks.avro_decode`).
+as do ``avro`` (decoding Avro records, :mod:`benchmarks.avro_decode`) and ``partitions``
+(100 to 10,000 partitions against the built-in source, :mod:`benchmarks.many_partitions`).
 """
 
 from __future__ import annotations
@@ -79,7 +81,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        choices=("throughput", "planning", "rebalancer", "latency", "sustained", "memory", "avro"),
+        choices=(
+            "throughput",
+            "planning",
+            "rebalancer",
+            "latency",
+            "sustained",
+            "memory",
+            "avro",
+            "partitions",
+        ),
         action="append",
     )
     parser.add_argument(
@@ -157,6 +168,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="avro: leave out our framed contender and its schema registry",
     )
+    parser.add_argument(
+        "--partitions-rate", type=int, default=5_000, help="partitions: stream records/s (5000)"
+    )
+    parser.add_argument(
+        "--partitions-bound",
+        type=float,
+        default=None,
+        help="partitions: seconds a whole query may run before it is stopped (300; quick 60)",
+    )
     parser.add_argument("--markdown", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
     runs = args.runs if args.runs is not None else (1 if args.quick else 3)
@@ -181,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     planning: list[PlanningCost] = []
     rows: list[report.ThroughputRow] = []
     profiles: list[str] = []
-    if parts & {"throughput", "planning", "latency", "sustained", "memory", "avro"}:
+    if parts & {"throughput", "planning", "latency", "sustained", "memory", "avro", "partitions"}:
         from connector.testing.local_kafka import LocalKafka
 
         with LocalKafka(jvm_options=BROKER_JVM_OPTIONS) as kafka:
@@ -231,6 +251,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _say("\n\n".join(sections[-2:]))
             if "avro" in parts:
                 sections += _avro(bootstrap, args, runs)
+                _say("\n\n".join(sections[-2:]))
+            if "partitions" in parts:
+                from benchmarks.many_partitions import run_partitions
+
+                sections += run_partitions(
+                    bootstrap, args.quick, args.partitions_rate, args.partitions_bound, _say
+                )
                 _say("\n\n".join(sections[-2:]))
 
     if args.profile and "rebalancer" in parts:

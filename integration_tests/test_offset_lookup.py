@@ -12,14 +12,20 @@ import uuid
 from collections.abc import Iterator, Mapping
 
 import pytest
-from confluent_kafka import IsolationLevel, Producer
+from confluent_kafka import IsolationLevel, Producer, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from connector.config.options import parse_options
 from connector.driver.kafka_metadata import KafkaMetadata
 from connector.errors import KafkaMetadataError
-from integration_tests.kafka_helpers import Record, create_topic, produce
+from integration_tests.kafka_helpers import (
+    Record,
+    create_topic,
+    delete_topic,
+    produce,
+    wait_for_topic,
+)
 from state import TopicPartition
 
 PARTITIONS = 3
@@ -31,11 +37,14 @@ LEVELS = {
 }
 
 
-def metadata_for(bootstrap: str, topic: str, **extra: str) -> KafkaMetadata:
+def metadata_for(
+    bootstrap: str, topic: str, offsets_per_call: int = 2, **extra: str
+) -> KafkaMetadata:
+    """Return a client asking 2 partitions per offsets call by default: 3 take two calls."""
     options = parse_options(
         {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, **extra}, "stream"
     )
-    return KafkaMetadata(options, timeout_s=10.0)
+    return KafkaMetadata(options, timeout_s=10.0, offsets_per_call=offsets_per_call)
 
 
 def admin_offsets(
@@ -168,3 +177,44 @@ def test_one_client_serves_every_batch(kafka_bootstrap: str, topic_name: str) ->
         assert kafka._client() is client
     with pytest.raises(KafkaMetadataError, match="closed"):
         kafka.latest(live)
+
+
+@pytest.mark.parametrize("offsets_per_call", [1, 2, 500])
+def test_a_lookup_split_into_calls_answers_every_partition(
+    kafka_bootstrap: str, topic_name: str, offsets_per_call: int
+) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=5)
+    produce(
+        kafka_bootstrap,
+        topic_name,
+        [Record(b"v", partition=p) for p in range(5) for _ in range(p + 1)],
+    )
+    tps = [TopicPartition(topic_name, p) for p in range(5)]
+    with metadata_for(kafka_bootstrap, topic_name, offsets_per_call) as kafka:
+        latest = kafka.latest(tps)
+        earliest = kafka.earliest(tps[::-1])
+    assert latest == {tp: tp.partition + 1 for tp in tps}
+    assert earliest == {tp: 0 for tp in tps}
+
+
+def test_look_up_sees_a_topic_re_created_between_batches(
+    kafka_bootstrap: str, topic_name: str
+) -> None:
+    """The ids checked after one batch stand for the next one's; a new id must still show."""
+    create_topic(kafka_bootstrap, topic_name, partitions=2)
+    produce(kafka_bootstrap, topic_name, [Record(b"v", partition=1)] * 3)
+    with metadata_for(kafka_bootstrap, topic_name) as kafka:
+        subscription = kafka._options.subscription
+        found, now = kafka.look_up(subscription)
+        again, _ = kafka.look_up(subscription)
+        delete_topic(kafka_bootstrap, topic_name)
+        create_topic(kafka_bootstrap, topic_name, partitions=2)
+        wait_for_topic(kafka_bootstrap, topic_name, 2)
+        after, later = kafka.look_up(subscription)
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    described = admin.describe_topics(TopicCollection([topic_name]), request_timeout=30)
+    new_id = str(described[topic_name].result().topic_id)
+    assert now.latest == {TopicPartition(topic_name, 0): 0, TopicPartition(topic_name, 1): 3}
+    assert again.topic_ids == found.topic_ids
+    assert after.topic_ids == {topic_name: new_id} != found.topic_ids
+    assert later.latest == {TopicPartition(topic_name, 0): 0, TopicPartition(topic_name, 1): 0}
