@@ -9,8 +9,8 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.planning_cost import PlanningCost
-from benchmarks.rebalancer_bench import RebalanceResult
+from benchmarks.micro.planning_cost import PlanningCost
+from benchmarks.micro.rebalancer_bench import RebalanceResult
 from benchmarks.workloads import Workload
 
 __all__ = [
@@ -34,11 +34,11 @@ REBALANCE_MS = 200.0
 class ThroughputRow:
     """Rows per second of every contender for one workload and query.
 
-    ``*_first`` is the first (warm-up) run, the others the best timed run after it;
-    ``*_in_batches`` and ``*_outside_s`` split that best run into the rows per second inside
-    its micro-batches and the seconds spent outside them (query start and stop). ``ceiling``
-    is the Python-source ceiling (:mod:`benchmarks.ceiling_source`): no Python data source
-    can be faster in this Spark on this machine.
+    ``*_first`` is the first (warm-up) run, the others the best timed run after it; ``*_in_batches``
+    and ``*_outside_s`` split that best run into the rows per second inside its micro-batches and
+    the seconds spent outside them (query start and stop). ``ceiling`` is the Python-source ceiling
+    (:mod:`benchmarks.whole_queries.ceiling_source`): no Python data source can be faster in this
+    Spark on this machine.
     """
 
     workload: Workload

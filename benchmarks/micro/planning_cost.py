@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from benchmarks.data import create_topic, fill_partitions
-from benchmarks.profiling import profile_call
+from benchmarks.diagnostics.profiling import profile_call
 
 __all__ = ["PlanningCost", "measure_planning", "profile_planning"]
 

@@ -15,8 +15,8 @@ round-robin, so version 3 lists the slot of every partition.
 
 Usage::
 
-    python -m benchmarks.offset_document_size            # the table, Markdown
-    python -m benchmarks.offset_document_size --quick    # 100 and 1,000 partitions only
+    python -m benchmarks.micro.offset_document_size            # the table, Markdown
+    python -m benchmarks.micro.offset_document_size --quick    # 100 and 1,000 partitions only
 """
 
 from __future__ import annotations
