@@ -28,6 +28,7 @@ from statistics import median
 from typing import Any
 
 from benchmarks.data import create_topic
+from benchmarks.report import markdown_table
 from benchmarks.running_queries.steady import PARTITIONS, SteadyProducer, steady_query, watch
 from benchmarks.session import BUILTIN, OURS
 
@@ -309,17 +310,14 @@ def _progress_time(progress: Mapping[str, Any]) -> float:
 
 def latency_tables(runs: Sequence[LatencyRun]) -> str:
     """Return the runs, ratios ours / built-in per rate (medians of rounds), the breakdown."""
-    lines = [
-        "| rate (records/s) | source | round | p50 ms | p90 ms | p99 ms | max ms | "
-        "batches/min | rows |",
-        "|--:|---|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for run in runs:
-        s = run.latency
-        lines.append(
-            f"| {run.rate:,} | {run.source} | {run.round + 1} | {s.p50:,.0f} | {s.p90:,.0f} | "
-            f"{s.p99:,.0f} | {s.max:,.0f} | {run.batches_per_minute:,.0f} | {s.rows:,} |"
-        )
+    rows = (
+        f"{run.rate:,} | {run.source} | {run.round + 1} | {run.latency.p50:,.0f} | "
+        f"{run.latency.p90:,.0f} | {run.latency.p99:,.0f} | {run.latency.max:,.0f} | "
+        f"{run.batches_per_minute:,.0f} | {run.latency.rows:,}"
+        for run in runs
+    )
+    header = "rate (records/s) | source | round | p50 ms | p90 ms | p99 ms | max ms | batches/min"
+    lines = [markdown_table(f"{header} | rows", "rlrrrrrrr", rows)]
     lines += [
         "",
         "Ours / built-in (each the median over rounds):",

@@ -31,6 +31,7 @@ from typing import Any
 
 from benchmarks.data import create_topic
 from benchmarks.diagnostics.trends import KeepUp, LagSample, Verdict, climb, keep_up, limit_ratio
+from benchmarks.report import markdown_table
 from benchmarks.running_queries.steady import PARTITIONS, SteadyProducer, steady_query, watch
 from benchmarks.session import BUILTIN, OURS, spark_session
 
@@ -202,21 +203,21 @@ def _end_offsets(admin: Any, topic: str) -> dict[int, int]:
     return {tp.partition: future.result().offset for tp, future in futures.items()}
 
 
+def _row(run: SustainedRun) -> str:
+    r = run.result
+    counts = (r.produced_rate, r.read_rate, r.start_lag, r.end_lag, r.allowed_growth)
+    age = "" if run.last_age_ms is None else f"{run.last_age_ms:,.0f}"
+    cells = [f"{run.rate:,}", run.source, *(f"{n:,.0f}" for n in counts), str(run.batches)]
+    return " | ".join([*cells, age, r.verdict.value])
+
+
 def sustained_tables(runs: Sequence[SustainedRun]) -> str:
     """Return every window, then each source's highest rate kept up and the ratio."""
-    lines = [
-        "| rate asked (records/s) | source | produced/s | read/s | lag at start | lag at end | "
-        "allowed growth | batches | last batch's oldest record, ms | verdict |",
-        "|--:|---|--:|--:|--:|--:|--:|--:|--:|---|",
-    ]
-    for run in runs:
-        r = run.result
-        age = "" if run.last_age_ms is None else f"{run.last_age_ms:,.0f}"
-        lines.append(
-            f"| {run.rate:,} | {run.source} | {r.produced_rate:,.0f} | {r.read_rate:,.0f} | "
-            f"{r.start_lag:,.0f} | {r.end_lag:,.0f} | {r.allowed_growth:,.0f} | "
-            f"{run.batches} | {age} | {r.verdict.value} |"
-        )
+    header = (
+        "rate asked (records/s) | source | produced/s | read/s | lag at start | lag at end "
+        "| allowed growth | batches | last batch's oldest record, ms | verdict"
+    )
+    lines = [markdown_table(header, "rlrrrrrrrl", map(_row, runs))]
     climbs = {
         source: climb({run.rate: run.result.verdict for run in runs if run.source == source})
         for source in (OURS, BUILTIN)
