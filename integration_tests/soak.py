@@ -3,11 +3,13 @@
 Usage::
 
     python -m integration_tests.soak [--minutes 12] [--seed 1] [--rate 300] [--standalone]
-                              [--markdown FILE]
+                                     [--markdown FILE]
 
-Outside CI on purpose (it runs for minutes, not seconds). It starts a 3-node KRaft cluster
-(``connector.testing.local_cluster``) and runs, each on a topic of its own with replication
-factor 3 and ``min.insync.replicas=2``, fed by an idempotent ``acks=all`` producer:
+Outside CI on purpose (it runs for minutes, not seconds): it sits beside the reliability
+tests it builds on, but without a ``test_`` prefix, so pytest does not collect it. It starts a
+3-node KRaft cluster (``connector.testing.local_cluster``) and runs, each on a topic of its
+own with replication factor 3 and ``min.insync.replicas=2``, fed by an idempotent ``acks=all``
+producer:
 
 1. **running query, brokers killed**: one query process (``local[2]``, parallelism 4) for half
    of ``--minutes``; a broker chosen by the seeded schedule is SIGKILLed every
