@@ -3,7 +3,8 @@
 The stream reader is called directly, as Spark's driver-side Python process calls it, with
 no Spark involved: each call plans the same batch, from the earliest offsets to the latest,
 of a topic whose every partition holds a few records, so every partition has a range to read
-and gets a task (one slot per partition, the default).
+and gets a task (one slot per partition, the default, and ``minRecordsPerPartition=1``, so
+that small ranges are not coalesced into fewer tasks).
 """
 
 from __future__ import annotations
@@ -88,8 +89,16 @@ def _reader(bootstrap: str, topic: str):
     from connector.config.options import parse_options
     from connector.driver.stream_reader import KafkaStreamReader
 
+    # Ten records a partition would be coalesced into one task (minRecordsPerPartition,
+    # 10,000 by default); one record a task keeps planning a task per partition, the most
+    # work planning does, as measured before coalescing came in.
     options = parse_options(
-        {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, "startingOffsets": "earliest"},
+        {
+            "kafka.bootstrap.servers": bootstrap,
+            "subscribe": topic,
+            "startingOffsets": "earliest",
+            "minRecordsPerPartition": "1",
+        },
         "stream",
     )
     return KafkaStreamReader(options)
