@@ -157,7 +157,7 @@ _VALUED_OPTIONS: tuple[tuple[str, Callable[[str], object], str], ...] = (
     ("--window", float, "sustained: seconds judged per rate (60; quick 15)"),
     ("--minutes", float, "memory: minutes the query runs (10; quick 1)"),
     ("--memory-rate", int, "memory: records per second (10000)"),
-    ("--sample-every", float, "memory: seconds between samples (15)"),
+    ("--sample-every", float, "memory: seconds between samples (15; quick 5)"),
     ("--avro-records", int, "avro: records in the topic (400000; quick 20000)"),
     ("--markdown", Path, "also write the results to this file"),
 )
@@ -367,7 +367,7 @@ def _memory(run: Run) -> list[str]:
 
     minutes = run.pick(run.args.minutes, 1.0, 10.0)
     rate = run.args.memory_rate or RATE
-    every = run.args.sample_every or 15.0
+    every = run.pick(run.args.sample_every, 5.0, 15.0)
     _say(f"\nMemory: our query at {rate:,} records/s for {minutes:g} min ...")
     return [
         f"## Resident memory of our running query ({rate:,} records/s, {minutes:g} min)",
