@@ -6,17 +6,18 @@ import datetime
 import os
 import platform
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from benchmarks.planning_cost import PlanningCost
-from benchmarks.rebalancer_bench import RebalanceResult
+from benchmarks.micro.planning_cost import PlanningCost
+from benchmarks.micro.rebalancer_bench import RebalanceResult
 from benchmarks.workloads import Workload
 
 __all__ = [
     "Targets",
     "ThroughputRow",
     "environment",
+    "markdown_table",
     "planning_table",
     "rebalancer_table",
     "split_table",
@@ -30,15 +31,27 @@ PLANNING_MS = 100.0
 REBALANCE_MS = 200.0
 
 
+def markdown_table(header: str, align: str, rows: Iterable[str]) -> str:
+    """Return a Markdown table from cells separated by ``" | "``: the header's, then each row's.
+
+    ``align`` has one letter per column: ``l`` for text (left), ``r`` for numbers (right).
+    """
+    if len(align) != header.count(" | ") + 1:
+        msg = f"align has {len(align)} letters for {header.count(' | ') + 1} columns: {header!r}"
+        raise ValueError(msg)
+    rule = "".join({"l": "---|", "r": "--:|"}[letter] for letter in align)
+    return "\n".join([f"| {header} |", f"|{rule}", *(f"| {row} |" for row in rows)])
+
+
 @dataclass(frozen=True)
 class ThroughputRow:
     """Rows per second of every contender for one workload and query.
 
-    ``*_first`` is the first (warm-up) run, the others the best timed run after it;
-    ``*_in_batches`` and ``*_outside_s`` split that best run into the rows per second inside
-    its micro-batches and the seconds spent outside them (query start and stop). ``ceiling``
-    is the Python-source ceiling (:mod:`benchmarks.ceiling_source`): no Python data source
-    can be faster in this Spark on this machine.
+    ``*_first`` is the first (warm-up) run, the others the best timed run after it; ``*_in_batches``
+    and ``*_outside_s`` split that best run into the rows per second inside its micro-batches and
+    the seconds spent outside them (query start and stop). ``ceiling`` is the Python-source ceiling
+    (:mod:`benchmarks.whole_queries.ceiling_source`): no Python data source can be faster in this
+    Spark on this machine.
     """
 
     workload: Workload
@@ -118,20 +131,19 @@ def load_average() -> str:
 
 def throughput_table(rows: Sequence[ThroughputRow]) -> str:
     """Rows per second per workload and query, and the two ratios."""
-    head = (
-        "| workload | query | ours rows/s | built-in rows/s | client limit rows/s | "
-        "ours / built-in | ours / client limit | Python-source ceiling rows/s | "
-        "ours / ceiling | first run: ours / built-in rows/s |\n"
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+    header = (
+        "workload | query | ours rows/s | built-in rows/s | client limit rows/s | ours / built-in "
+        "| ours / client limit | Python-source ceiling rows/s | ours / ceiling "
+        "| first run: ours / built-in rows/s"
     )
-    body = [
-        f"| {row.workload.description} | {row.query} | {row.ours:,.0f} | {row.builtin:,.0f} | "
+    body = (
+        f"{row.workload.description} | {row.query} | {row.ours:,.0f} | {row.builtin:,.0f} | "
         f"{row.client:,.0f} | {row.vs_builtin:.2f} | {row.vs_client:.2f} | "
         f"{row.ceiling:,.0f} | {row.vs_ceiling:.2f} | "
-        f"{row.ours_first:,.0f} / {row.builtin_first:,.0f} |"
+        f"{row.ours_first:,.0f} / {row.builtin_first:,.0f}"
         for row in rows
-    ]
-    return "\n".join([head, *body])
+    )
+    return markdown_table(header, "llrrrrrrrr", body)
 
 
 def split_table(rows: Sequence[ThroughputRow]) -> str:
@@ -141,51 +153,53 @@ def split_table(rows: Sequence[ThroughputRow]) -> str:
     plus the ceiling's start-up; where it is below the built-in's rows per second, no Python
     data source on this client can match the built-in on that workload's whole query.
     """
-    head = (
-        "| workload | query | ours rows/s in batches | built-in rows/s in batches | "
-        "ceiling rows/s in batches | in batches: ours / built-in | "
-        "s outside batches: ours / built-in / ceiling | "
-        "bound for any Python source rows/s | bound / built-in |\n"
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|"
+    header = (
+        "workload | query | ours rows/s in batches | built-in rows/s in batches "
+        "| ceiling rows/s in batches | in batches: ours / built-in "
+        "| s outside batches: ours / built-in / ceiling | bound for any Python source rows/s "
+        "| bound / built-in"
     )
-    body = [
-        f"| {row.workload.key} | {row.query} | {row.ours_in_batches:,.0f} | "
-        f"{row.builtin_in_batches:,.0f} | {row.ceiling_in_batches:,.0f} | "
-        f"{row.ours_in_batches / row.builtin_in_batches:.2f} | "
-        f"{row.ours_outside_s:.1f} / {row.builtin_outside_s:.1f} / "
-        f"{row.ceiling_outside_s:.1f} | {row.python_source_bound:,.0f} | "
-        f"{row.python_source_bound / row.builtin:.2f} |"
-        for row in rows
-    ]
-    return "\n".join([head, *body])
+
+    def cells(row: ThroughputRow) -> str:
+        rates = (row.ours_in_batches, row.builtin_in_batches, row.ceiling_in_batches)
+        outside = (row.ours_outside_s, row.builtin_outside_s, row.ceiling_outside_s)
+        return " | ".join(
+            [
+                row.workload.key,
+                row.query,
+                *(f"{rate:,.0f}" for rate in rates),
+                f"{row.ours_in_batches / row.builtin_in_batches:.2f}",
+                " / ".join(f"{seconds:.1f}" for seconds in outside),
+                f"{row.python_source_bound:,.0f}",
+                f"{row.python_source_bound / row.builtin:.2f}",
+            ]
+        )
+
+    return markdown_table(header, "llrrrrrrr", map(cells, rows))
 
 
 def planning_table(costs: Sequence[PlanningCost]) -> str:
     """Median milliseconds of one micro-batch's planning per topic size."""
-    head = (
-        "| partitions | tasks | latestOffset ms | partitions ms | total ms (median of calls) |\n"
-        "|--:|--:|--:|--:|--:|"
-    )
-    body = [
-        f"| {c.partitions:,} | {c.tasks:,} | {c.latest_offset_ms:.1f} | {c.partitions_ms:.1f} | "
-        f"{c.total_ms:.1f} ({c.calls}) |"
+    header = "partitions | tasks | latestOffset ms | partitions ms | total ms (median of calls)"
+    body = (
+        f"{c.partitions:,} | {c.tasks:,} | {c.latest_offset_ms:.1f} | {c.partitions_ms:.1f} | "
+        f"{c.total_ms:.1f} ({c.calls})"
         for c in costs
-    ]
-    return "\n".join([head, *body])
+    )
+    return markdown_table(header, "rrrrr", body)
 
 
 def rebalancer_table(results: Sequence[RebalanceResult]) -> str:
     """Median milliseconds and partitions moved per rebalance case."""
-    head = (
-        "| case | median ms (runs) | partitions moved | fewest possible for count balance |\n"
-        "|---|--:|--:|--:|"
+    return markdown_table(
+        "case | median ms (runs) | partitions moved | fewest possible for count balance",
+        "lrrr",
+        (
+            f"{r.case.description} | {r.median_ms:.0f} ({r.runs}) | {r.moved:,} | "
+            f"{r.minimum_moved:,}"
+            for r in results
+        ),
     )
-    body = [
-        f"| {r.case.description} | {r.median_ms:.0f} ({r.runs}) | {r.moved:,} | "
-        f"{r.minimum_moved:,} |"
-        for r in results
-    ]
-    return "\n".join([head, *body])
 
 
 @dataclass(frozen=True)

@@ -14,49 +14,53 @@ for the ratios: it warms Python workers and the JIT), then ``--runs`` times; the
 run counts. The raw client limit runs ``--runs`` times as well, the best counts. Rows per
 second are the topic's records over the wall time of the whole query (or read), start-up
 included. ``sustained`` and ``memory`` run for many minutes and only when named with ``--only``,
-as do ``avro`` (decoding Avro records, :mod:`benchmarks.avro_decode`) and ``partitions``
-(100 to 10,000 partitions against the built-in source, :mod:`benchmarks.many_partitions`).
+as do ``avro`` (decoding Avro records, :mod:`benchmarks.whole_queries.avro_decode`) and
+``partitions`` (100 to 10,000 partitions against the built-in source,
+:mod:`benchmarks.running_queries.many_partitions`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from benchmarks import report
-from benchmarks.client_limit import client_limit
 from benchmarks.data import create_topic, produce
-from benchmarks.planning_cost import PlanningCost, measure_planning, profile_planning
-from benchmarks.rebalancer_bench import (
+from benchmarks.diagnostics.startup_profile import runner_import_profile
+from benchmarks.micro.planning_cost import PlanningCost, measure_planning, profile_planning
+from benchmarks.micro.rebalancer_bench import (
     RebalanceResult,
     cases,
     measure_rebalance,
     profile_rebalance,
 )
-from benchmarks.spark_throughput import (
-    BUILTIN,
+from benchmarks.session import BUILTIN, OURS, spark_session
+from benchmarks.whole_queries.client_limit import client_limit
+from benchmarks.whole_queries.spark_throughput import (
     CEILING,
     CONTENDERS,
-    OURS,
     QUERIES,
     rotating_rounds,
     run_query,
-    spark_session,
 )
-from benchmarks.startup_profile import runner_import_profile
 from benchmarks.workloads import Workload, workloads
 
-__all__ = ["BROKER_JVM_OPTIONS", "main"]
+__all__ = ["BROKER_JVM_OPTIONS", "MODES", "Mode", "Run", "main"]
 
 PLANNING_PARTITIONS = (8, 256, 2_048)
 CONSUME_BATCH = 10_000
 """Records per ``consume()`` for the client limit: our executors' default batch size."""
+
+T = TypeVar("T")
 
 
 def _broker_jvm_options() -> tuple[str, ...]:
@@ -70,214 +74,187 @@ def _broker_jvm_options() -> tuple[str, ...]:
 BROKER_JVM_OPTIONS = _broker_jvm_options()
 
 
+@dataclass
+class Run:
+    """What every mode gets: the arguments, the broker, and the results the targets read."""
+
+    args: argparse.Namespace
+    bootstrap: str = ""
+    """The broker, started before the first mode that needs one (see :attr:`Mode.broker`)."""
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    throughput: list[report.ThroughputRow] = field(default_factory=list)
+    planning: list[PlanningCost] = field(default_factory=list)
+    rebalances: list[RebalanceResult] = field(default_factory=list)
+    profiles: list[str] = field(default_factory=list)
+
+    @property
+    def runs(self) -> int:
+        """Timed runs per contender after the first (``--runs``; 3, quick 1)."""
+        return self.pick(self.args.runs, 1, 3)
+
+    def pick(self, given: T | None, quick: T, full: T) -> T:
+        """Return the value given on the command line, else the quick or the full default."""
+        if given is not None:
+            return given
+        return quick if self.args.quick else full
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One ``--only`` choice: what it runs, whether a plain run includes it, its needs."""
+
+    measure: Callable[[Run], list[str]]
+    """Runs the benchmark; returns its sections (a Markdown heading, then tables)."""
+    default: bool
+    """Part of a run without ``--only`` (the long ones run only when named)."""
+    broker: bool = True
+    """Needs the embedded broker (:attr:`Run.bootstrap`)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmarks; return the exit code (0 even when a target is missed)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.run", description=(__doc__ or "").split("\n")[0]
-    )
-    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
-    parser.add_argument(
-        "--runs", type=int, default=None, help="timed runs after the first (default: 3, quick: 1)"
-    )
-    parser.add_argument(
-        "--only",
-        choices=(
-            "throughput",
-            "planning",
-            "rebalancer",
-            "latency",
-            "sustained",
-            "memory",
-            "avro",
-            "partitions",
-        ),
-        action="append",
-    )
-    parser.add_argument(
-        "--rates",
-        type=lambda text: tuple(int(r) for r in text.split(",")),
-        default=None,
-        help="latency: records per second, comma-separated (default: 1000,10000,50000; "
-        "quick: 1000,10000)",
-    )
-    parser.add_argument(
-        "--warmup",
-        type=float,
-        default=None,
-        help="latency, sustained: seconds from start() before measuring (15; quick 5)",
-    )
-    parser.add_argument(
-        "--ladder",
-        type=lambda text: tuple(int(r) for r in text.split(",")),
-        default=None,
-        help="sustained: records per second to climb, comma-separated (default: "
-        "25000,50000,100000,200000,400000; quick: the first two)",
-    )
-    parser.add_argument(
-        "--window",
-        type=float,
-        default=None,
-        help="sustained: seconds judged per rate (60; quick 15)",
-    )
-    parser.add_argument(
-        "--minutes", type=float, default=None, help="memory: minutes the query runs (10; quick 1)"
-    )
-    parser.add_argument(
-        "--memory-rate", type=int, default=10_000, help="memory: records per second (10000)"
-    )
-    parser.add_argument(
-        "--sample-every", type=float, default=15.0, help="memory: seconds between samples (15)"
-    )
-    parser.add_argument(
-        "--measure", type=float, default=None, help="latency: seconds measured (40; quick 10)"
-    )
-    parser.add_argument(
-        "--rounds", type=int, default=None, help="latency: runs per source and rate (2; quick 1)"
-    )
-    parser.add_argument(
-        "--profile",
-        action="store_true",
-        help="add cProfile listings of planning and rebalancer, and the start-up import times",
-    )
-    parser.add_argument(
-        "--ours-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="latency: an option for our source only, e.g. parallelism=2 (repeatable)",
-    )
-    parser.add_argument(
-        "--spark-conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="latency: a Spark setting for the latency session (repeatable), e.g. "
-        "spark.python.unix.domain.socket.enabled=true",
-    )
-    parser.add_argument(
-        "--task-timings", type=Path, help="latency: keep our tasks' timing lines in this file"
-    )
-    parser.add_argument(
-        "--avro-records",
-        type=int,
-        default=None,
-        help="avro: records in the topic (400000; quick 20000)",
-    )
-    parser.add_argument(
-        "--avro-no-registry",
-        action="store_true",
-        help="avro: leave out our framed contender and its schema registry",
-    )
-    parser.add_argument(
-        "--partitions-rate", type=int, default=5_000, help="partitions: stream records/s (5000)"
-    )
-    parser.add_argument(
-        "--partitions-bound",
-        type=float,
-        default=None,
-        help="partitions: seconds a whole query may run before it is stopped (300; quick 60)",
-    )
-    parser.add_argument("--markdown", type=Path, help="also write the results to this file")
-    args = parser.parse_args(argv)
-    runs = args.runs if args.runs is not None else (1 if args.quick else 3)
-    parts = set(args.only or ("throughput", "planning", "rebalancer", "latency"))
+    args = _parser().parse_args(argv)
+    chosen = args.only or [name for name, mode in MODES.items() if mode.default]
     given = list(argv) if argv is not None else sys.argv[1:]
     command = " ".join([".venv/bin/python -m benchmarks.run", *map(shlex.quote, given)])
-
     sections = ["## Environment", report.environment(command)]
     _say("\n\n".join(sections))
     started = time.monotonic()
-
-    rebalances: list[RebalanceResult] = []
-    if "rebalancer" in parts:
-        _say("\nRebalancer ...")
-        rebalances = [measure_rebalance(case, 1 if args.quick else 7) for case in cases(args.quick)]
-        sections += [
-            "## Rebalancer (`state.rebalance`, no weights)",
-            report.rebalancer_table(rebalances),
-        ]
-        _say(sections[-1])
-
-    planning: list[PlanningCost] = []
-    rows: list[report.ThroughputRow] = []
-    profiles: list[str] = []
-    if parts & {"throughput", "planning", "latency", "sustained", "memory", "avro", "partitions"}:
-        from connector.testing.local_kafka import LocalKafka
-
-        with LocalKafka(jvm_options=BROKER_JVM_OPTIONS) as kafka:
-            bootstrap = kafka.bootstrap_servers
-            run_id = uuid.uuid4().hex[:8]
-            if "planning" in parts:
-                _say("\nPlanning ...")
-                for count in PLANNING_PARTITIONS:
-                    topic = f"plan-{count}-{run_id}"
-                    calls = 5 if args.quick else 20
-                    planning.append(measure_planning(bootstrap, topic, count, calls))
-                    if args.profile and count == max(PLANNING_PARTITIONS):
-                        profiles.append(
-                            f"### One micro-batch's planning at {count:,} partitions "
-                            f"(cProfile)\n\n```text\n{profile_planning(bootstrap, topic)}\n```"
-                        )
-                sections += [
-                    "## Driver planning per micro-batch (`latestOffset` + `partitions`)",
-                    report.planning_table(planning),
-                ]
-                _say(sections[-1])
-            if "throughput" in parts:
-                rows = _throughput(bootstrap, run_id, workloads(args.quick), runs)
-                sections += [
-                    "## Throughput (rows per second; ratios of the best timed runs)",
-                    report.throughput_table(rows),
-                    "### The same best runs: inside micro-batches, and outside them",
-                    report.split_table(rows),
-                ]
-                _say("\n\n".join(sections[-3:]))
-                if args.profile:
-                    profiles.append(
-                        "### A Python data source's start-up: the streaming query's new Python "
-                        f"process\n\n{runner_import_profile().markdown()}"
-                    )
-            if "latency" in parts:
-                sections += [
-                    "## Latency of a running query (`processingTime=0`, `foreachBatch`)",
-                    _latency(bootstrap, args),
-                ]
-                _say("\n\n".join(sections[-2:]))
-            if "sustained" in parts:
-                sections += _sustained(bootstrap, args)
-                _say("\n\n".join(sections[-2:]))
-            if "memory" in parts:
-                sections += _memory(bootstrap, args)
-                _say("\n\n".join(sections[-2:]))
-            if "avro" in parts:
-                sections += _avro(bootstrap, args, runs)
-                _say("\n\n".join(sections[-2:]))
-            if "partitions" in parts:
-                from benchmarks.many_partitions import run_partitions
-
-                sections += run_partitions(
-                    bootstrap, args.quick, args.partitions_rate, args.partitions_bound, _say
-                )
-                _say("\n\n".join(sections[-2:]))
-
-    if args.profile and "rebalancer" in parts:
-        case = cases(args.quick)[1]
-        profiles.append(
-            f"### `rebalance`, {case.description} (cProfile)\n\n```text\n"
-            f"{profile_rebalance(case)}\n```"
-        )
-    sections += ["## Targets", report.targets(rows, planning, rebalances).markdown()]
-    sections.append(
+    run = Run(args)
+    with contextlib.ExitStack() as stack:
+        for name, mode in MODES.items():
+            if name not in chosen:
+                continue
+            if mode.broker and not run.bootstrap:
+                run.bootstrap = _start_broker(stack)
+            done = mode.measure(run)
+            sections += done
+            _say("\n" + "\n\n".join(done))
+    closing = [
+        "## Targets",
+        report.targets(run.throughput, run.planning, run.rebalances).markdown(),
         f"Finished in {(time.monotonic() - started) / 60:.1f} min; load average at the end "
-        f"(1/5/15 min): {report.load_average()}."
-    )
-    _say("\n" + "\n\n".join(sections[-3:]))
-    if profiles:
-        sections += ["## Profiles", *profiles]
-        _say("\n" + "\n\n".join(sections[-1 - len(profiles) :]))
+        f"(1/5/15 min): {report.load_average()}.",
+    ]
+    if run.profiles:
+        closing += ["## Profiles", *run.profiles]
+    sections += closing
+    _say("\n" + "\n\n".join(closing))
     if args.markdown is not None:
         args.markdown.write_text("\n\n".join(sections) + "\n")
     return 0
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(","))
+
+
+_VALUED_OPTIONS: tuple[tuple[str, Callable[[str], object], str], ...] = (
+    ("--runs", int, "timed runs after the first (default: 3, quick: 1)"),
+    ("--rates", _ints, "latency: records/s, comma-separated (1000,10000,50000; quick: 2)"),
+    ("--warmup", float, "latency, sustained: seconds before measuring (15; quick 5)"),
+    ("--measure", float, "latency: seconds measured (40; quick 10)"),
+    ("--rounds", int, "latency: runs per source and rate (2; quick 1)"),
+    ("--task-timings", Path, "latency: keep our tasks' timing lines in this file"),
+    ("--ladder", _ints, "sustained: records/s to climb (25000,...,400000; quick: 2)"),
+    ("--window", float, "sustained: seconds judged per rate (60; quick 15)"),
+    ("--minutes", float, "memory: minutes the query runs (10; quick 1)"),
+    ("--memory-rate", int, "memory: records per second (10000)"),
+    ("--sample-every", float, "memory: seconds between samples (15; quick 5)"),
+    ("--avro-records", int, "avro: records in the topic (400000; quick 20000)"),
+    ("--partitions-rate", int, "partitions: stream records/s (5000)"),
+    ("--partitions-bound", float, "partitions: seconds a whole query may run (300; quick 60)"),
+    ("--markdown", Path, "also write the results to this file"),
+)
+"""Options with a value: flag, type, help; each defaults to ``None`` (the mode's default)."""
+
+_FLAGS = (
+    ("--quick", "small sizes, for a smoke test"),
+    ("--profile", "add cProfiles of planning and rebalancer, and start-up import times"),
+    ("--avro-no-registry", "avro: leave out our framed contender and its schema registry"),
+)
+_REPEATED = (
+    ("--ours-option", "latency: an option for our source only, e.g. parallelism=2"),
+    ("--spark-conf", "latency: a Spark setting for the latency session (repeatable)"),
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument(
+        "--only",
+        choices=tuple(MODES),
+        action="append",
+        help="run only this mode (repeatable); without it: "
+        + ", ".join(name for name, mode in MODES.items() if mode.default),
+    )
+    for flag, kind, text in _VALUED_OPTIONS:
+        parser.add_argument(flag, type=kind, help=text)
+    for flag, text in _FLAGS:
+        parser.add_argument(flag, action="store_true", help=text)
+    for flag, text in _REPEATED:
+        parser.add_argument(flag, action="append", default=[], metavar="KEY=VALUE", help=text)
+    return parser
+
+
+def _start_broker(stack: contextlib.ExitStack) -> str:
+    """Start the embedded broker for the rest of the run; return its bootstrap servers."""
+    from connector.testing.local_kafka import LocalKafka
+
+    return stack.enter_context(LocalKafka(jvm_options=BROKER_JVM_OPTIONS)).bootstrap_servers
+
+
+def _rebalancer(run: Run) -> list[str]:
+    """Time ``state.rebalance`` on the issue's cases."""
+    _say("\nRebalancer ...")
+    quick = run.args.quick
+    run.rebalances = [measure_rebalance(case, 1 if quick else 7) for case in cases(quick)]
+    if run.args.profile:
+        case = cases(quick)[1]
+        run.profiles.append(
+            f"### `rebalance`, {case.description} (cProfile)\n\n```text\n"
+            f"{profile_rebalance(case)}\n```"
+        )
+    return [
+        "## Rebalancer (`state.rebalance`, no weights)",
+        report.rebalancer_table(run.rebalances),
+    ]
+
+
+def _planning(run: Run) -> list[str]:
+    """Time one micro-batch's planning on the driver's side for each topic size."""
+    _say("\nPlanning ...")
+    for count in PLANNING_PARTITIONS:
+        topic = f"plan-{count}-{run.run_id}"
+        calls = run.pick(None, 5, 20)
+        run.planning.append(measure_planning(run.bootstrap, topic, count, calls))
+        if run.args.profile and count == max(PLANNING_PARTITIONS):
+            run.profiles.append(
+                f"### One micro-batch's planning at {count:,} partitions (cProfile)\n\n"
+                f"```text\n{profile_planning(run.bootstrap, topic)}\n```"
+            )
+    return [
+        "## Driver planning per micro-batch (`latestOffset` + `partitions`)",
+        report.planning_table(run.planning),
+    ]
+
+
+def _throughput_mode(run: Run) -> list[str]:
+    """Read every workload with every contender; the tables of rates and of their split."""
+    run.throughput = _throughput(run.bootstrap, run.run_id, workloads(run.args.quick), run.runs)
+    if run.args.profile:
+        run.profiles.append(
+            "### A Python data source's start-up: the streaming query's new Python "
+            f"process\n\n{runner_import_profile().markdown()}"
+        )
+    return [
+        "## Throughput (rows per second; ratios of the best timed runs)",
+        report.throughput_table(run.throughput),
+        "### The same best runs: inside micro-batches, and outside them",
+        report.split_table(run.throughput),
+    ]
 
 
 def _throughput(
@@ -340,18 +317,18 @@ def _throughput(
     return rows
 
 
-def _latency(bootstrap: str, args: argparse.Namespace) -> str:
+def _latency(run: Run) -> list[str]:
     """Run the latency benchmark in a session of its own, with our tasks' timings on."""
     import os
 
-    from benchmarks.latency import RATES, latency_tables, run_latency
+    from benchmarks.running_queries.latency import RATES, latency_tables, run_latency
     from connector.executor.task_timing import TIMINGS_ENV
 
-    quick = args.quick
-    rates = args.rates or (RATES[:2] if quick else RATES)
-    warmup = args.warmup if args.warmup is not None else (5.0 if quick else 15.0)
-    measure = args.measure if args.measure is not None else (10.0 if quick else 40.0)
-    rounds = args.rounds if args.rounds is not None else (1 if quick else 2)
+    args = run.args
+    rates = run.pick(args.rates, RATES[:2], RATES)
+    warmup = run.pick(args.warmup, 5.0, 15.0)
+    measure = run.pick(args.measure, 10.0, 40.0)
+    rounds = run.pick(args.rounds, 1, 2)
     _say(f"\nLatency: {rates} records/s, {warmup:.0f} s warm-up, {measure:.0f} s measured ...")
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as scratch:
         timings = args.task_timings or Path(scratch) / "task-timings.jsonl"
@@ -364,51 +341,77 @@ def _latency(bootstrap: str, args: argparse.Namespace) -> str:
         try:
             ours = dict(option.split("=", 1) for option in args.ours_option)
             runs = run_latency(
-                spark, bootstrap, rates, warmup, measure, rounds, timings, _say, ours
+                spark, run.bootstrap, rates, warmup, measure, rounds, timings, _say, ours
             )
         finally:
             spark.stop()
             del os.environ[TIMINGS_ENV]
-    return latency_tables(runs)
+    return [
+        "## Latency of a running query (`processingTime=0`, `foreachBatch`)",
+        latency_tables(runs),
+    ]
 
 
-def _sustained(bootstrap: str, args: argparse.Namespace) -> list[str]:
+def _sustained(run: Run) -> list[str]:
     """Climb the ladder of rates with both sources; return the section's heading and tables."""
-    from benchmarks.sustained import LADDER, measure_sustained
+    from benchmarks.running_queries.sustained import LADDER, measure_sustained
 
-    ladder = args.ladder or (LADDER[:2] if args.quick else LADDER)
-    warmup = args.warmup if args.warmup is not None else (5.0 if args.quick else 15.0)
-    window = args.window if args.window is not None else (15.0 if args.quick else 60.0)
+    ladder = run.pick(run.args.ladder, LADDER[:2], LADDER)
+    warmup = run.pick(run.args.warmup, 5.0, 15.0)
+    window = run.pick(run.args.window, 15.0, 60.0)
     _say(f"\nSustained: {ladder} records/s, {warmup:.0f} s warm-up, {window:.0f} s judged ...")
     return [
         f"## Highest rate kept up for {window:.0f} s (lag not growing)",
-        measure_sustained(bootstrap, ladder, warmup, window, _say),
+        measure_sustained(run.bootstrap, ladder, warmup, window, _say),
     ]
 
 
-def _memory(bootstrap: str, args: argparse.Namespace) -> list[str]:
+def _memory(run: Run) -> list[str]:
     """Run our source's query for minutes; return the section's heading and table."""
-    from benchmarks.memory import measure_memory
+    from benchmarks.diagnostics.memory import RATE, measure_memory
 
-    minutes = args.minutes if args.minutes is not None else (1.0 if args.quick else 10.0)
-    rate = args.memory_rate
+    minutes = run.pick(run.args.minutes, 1.0, 10.0)
+    rate = run.args.memory_rate or RATE
+    every = run.pick(run.args.sample_every, 5.0, 15.0)
     _say(f"\nMemory: our query at {rate:,} records/s for {minutes:g} min ...")
     return [
         f"## Resident memory of our running query ({rate:,} records/s, {minutes:g} min)",
-        measure_memory(bootstrap, rate, minutes, args.sample_every, _say),
+        measure_memory(run.bootstrap, rate, minutes, every, _say),
     ]
 
 
-def _avro(bootstrap: str, args: argparse.Namespace, runs: int) -> list[str]:
+def _avro(run: Run) -> list[str]:
     """Time the Avro decoders; return the section's heading and table."""
-    from benchmarks.avro_decode import RECORDS, avro_table, measure_avro
+    from benchmarks.whole_queries.avro_decode import RECORDS, avro_table, measure_avro
 
-    records = args.avro_records or (20_000 if args.quick else RECORDS)
-    results = measure_avro(bootstrap, runs, _say, records, registry=not args.avro_no_registry)
+    records = run.pick(run.args.avro_records, 20_000, RECORDS)
+    registry = not run.args.avro_no_registry
+    results = measure_avro(run.bootstrap, run.runs, _say, records, registry=registry)
     return [
-        f"## Avro decoding ({records:,} records of ~205 B, best of {runs} timed runs)",
+        f"## Avro decoding ({records:,} records of ~205 B, best of {run.runs} timed runs)",
         avro_table(results),
     ]
+
+
+def _partitions(run: Run) -> list[str]:
+    """Our source and the built-in one at 100 to 10,000 partitions; heading and tables."""
+    from benchmarks.running_queries.many_partitions import run_partitions
+
+    rate = run.args.partitions_rate or 5_000
+    return run_partitions(run.bootstrap, run.args.quick, rate, run.args.partitions_bound, _say)
+
+
+MODES: dict[str, Mode] = {
+    "rebalancer": Mode(_rebalancer, default=True, broker=False),
+    "planning": Mode(_planning, default=True),
+    "throughput": Mode(_throughput_mode, default=True),
+    "latency": Mode(_latency, default=True),
+    "sustained": Mode(_sustained, default=False),
+    "memory": Mode(_memory, default=False),
+    "avro": Mode(_avro, default=False),
+    "partitions": Mode(_partitions, default=False),
+}
+"""Every ``--only`` choice, in the order a run takes them; a new benchmark is one line."""
 
 
 def _say(text: str) -> None:

@@ -4,7 +4,7 @@ Usage: python -m integration_tests.auto_query MASTER BOOTSTRAP TOPIC OUTPUT CHEC
 [PARALLELISM]
 
 Runs until it is terminated (SIGTERM stops it cleanly; SIGKILL is a crash the checkpoint must
-survive); the tests and the soak run (``benchmarks.soak``) watch the checkpoint's offset log.
+survive); the tests and the soak run (``integration_tests.soak``) watch the checkpoint's offset log.
 """
 
 from __future__ import annotations

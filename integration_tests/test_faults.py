@@ -7,7 +7,7 @@ own log), and a fault on a seeded schedule. At the end every acknowledged
 gone on by itself (no restart), except where the scenario restarts it on purpose.
 
 The longer scenarios (repeated kills, rescaling on a standalone cluster, memory) live in the
-soak run, ``python -m benchmarks.soak``; see RELIABILITY.md.
+soak run, ``python -m integration_tests.soak``; see RELIABILITY.md.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from benchmarks.avro_decode import (
+from benchmarks.whole_queries.avro_decode import (
     AVRO,
     BINARY_UDF,
     BUILTIN_FROM_AVRO,
@@ -12,8 +12,8 @@ from benchmarks.avro_decode import (
     avro_table,
     decode_orders,
 )
-from benchmarks.avro_records import order, order_bodies
-from benchmarks.spark_throughput import QueryRun, rotating_rounds
+from benchmarks.whole_queries.avro_records import order, order_bodies
+from benchmarks.whole_queries.spark_throughput import QueryRun, rotating_rounds
 
 
 def test_the_udf_decodes_every_body_to_the_record_written() -> None:

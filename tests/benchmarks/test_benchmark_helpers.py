@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from benchmarks.client_limit import shares
-from benchmarks.rebalancer_bench import live_partitions, minimum_moves
+from benchmarks.micro.rebalancer_bench import live_partitions, minimum_moves
+from benchmarks.whole_queries.client_limit import shares
 from benchmarks.workloads import USERS, Workload, json_value
 from state import OffsetState, rebalance
 
@@ -44,7 +44,7 @@ def test_minimum_moves_matches_the_rebalancer_without_weights() -> None:
 
 
 def test_the_ceiling_source_yields_every_row_once_in_our_schema() -> None:
-    from benchmarks.ceiling_source import _batches, _lowered, _shares, ceiling_options
+    from benchmarks.whole_queries.ceiling_source import _batches, _lowered, _shares, ceiling_options
     from connector.schema import arrow_schema
 
     options = _lowered({**ceiling_options(25_001, 3, 100), "batchRows": "4000"})
@@ -59,7 +59,7 @@ def test_the_ceiling_source_yields_every_row_once_in_our_schema() -> None:
 
 
 def test_the_start_up_profile_imports_pyspark_from_sparks_zip() -> None:
-    from benchmarks.startup_profile import runner_import_profile, spark_python_path
+    from benchmarks.diagnostics.startup_profile import runner_import_profile, spark_python_path
 
     assert spark_python_path().split(":")[0].endswith("pyspark.zip")
     profile = runner_import_profile(repeats=1, top=5)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from benchmarks.latency import (
+from benchmarks.running_queries.latency import (
     LatencyRun,
     LatencySummary,
     latency_tables,
@@ -16,7 +16,7 @@ from benchmarks.latency import (
     summarize,
     summarize_tasks,
 )
-from benchmarks.spark_throughput import BUILTIN, OURS
+from benchmarks.session import BUILTIN, OURS
 
 
 def test_percentile_is_the_nearest_rank() -> None:

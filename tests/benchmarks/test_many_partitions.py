@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from benchmarks.many_partitions import Case, StreamRun, WholeRun, cases, partitions_tables
-from benchmarks.spark_throughput import BUILTIN, OURS
+from benchmarks.running_queries.many_partitions import (
+    Case,
+    StreamRun,
+    WholeRun,
+    cases,
+    partitions_tables,
+)
+from benchmarks.session import BUILTIN, OURS
 
 
 def stream(source: str, rows: int, batch_ms: float | None, **extra: float) -> StreamRun:

@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from benchmarks.memory import memory_table
-from benchmarks.process_memory import (
+from benchmarks.diagnostics.memory import memory_table
+from benchmarks.diagnostics.process_memory import (
     DRIVER_JVM,
     DRIVER_PYTHON,
     PLANNER_DAEMONS,
@@ -19,9 +19,9 @@ from benchmarks.process_memory import (
     kind_of,
     memory_by_kind,
 )
-from benchmarks.spark_throughput import BUILTIN, OURS
-from benchmarks.sustained import SustainedRun, sustained_tables
-from benchmarks.trends import KeepUp, MemoryTrend, Verdict
+from benchmarks.diagnostics.trends import KeepUp, MemoryTrend, Verdict
+from benchmarks.running_queries.sustained import SustainedRun, sustained_tables
+from benchmarks.session import BUILTIN, OURS
 
 DAEMON = "/venv/bin/python -m pyspark.daemon pyspark.worker"
 PLANNER = "/venv/bin/python -m pyspark.daemon pyspark.sql.worker.plan_data_source_read"
@@ -29,7 +29,10 @@ RUNNER = "/venv/bin/python -m pyspark.sql.streaming.python_streaming_source_runn
 
 
 def test_processes_are_told_apart_by_command_and_parent() -> None:
-    assert kind_of(10, 10, "/venv/bin/python -m benchmarks.memory_query", "bash") == DRIVER_PYTHON
+    assert (
+        kind_of(10, 10, "/venv/bin/python -m benchmarks.running_queries.memory_query", "bash")
+        == DRIVER_PYTHON
+    )
     jvm = "/usr/lib/jvm/bin/java -cp ... org.apache.spark.deploy.SparkSubmit pyspark-shell"
     assert kind_of(11, 10, jvm, "python") == DRIVER_JVM
     assert kind_of(12, 10, RUNNER, jvm) == SOURCE_RUNNER
@@ -100,7 +103,7 @@ def test_the_sustained_tables_give_each_climb_and_the_ratio() -> None:
 
 
 def test_the_memory_run_reports_the_read_rate_of_its_second_half() -> None:
-    from benchmarks.memory import _kept_up
+    from benchmarks.diagnostics.memory import _kept_up
 
     # Start-up: nothing for 20 s, then a catch-up batch, then 1,000 records a second.
     batches = [{"at": 0.0, "rows": 0, "oldest_ms": None}]
@@ -113,7 +116,7 @@ def test_the_memory_run_reports_the_read_rate_of_its_second_half() -> None:
 
 
 def test_the_warm_up_is_a_sixth_or_lasts_until_30_s_after_the_first_rows() -> None:
-    from benchmarks.memory import warmup_s
+    from benchmarks.diagnostics.memory import warmup_s
 
     assert warmup_s(600, 20.0) == 100  # a quick start: a sixth of 10 minutes
     assert warmup_s(600, 95.0) == 125  # a slow start: 30 s after the first rows

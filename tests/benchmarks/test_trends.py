@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.trends import (
+from benchmarks.diagnostics.trends import (
     Climb,
     LagSample,
     Verdict,

@@ -11,7 +11,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from benchmarks.profiling import profile_call
+from benchmarks.diagnostics.profiling import profile_call
 from state import OffsetState, PartitionOffset, rebalance
 
 __all__ = [

@@ -2,12 +2,14 @@
 
 Usage::
 
-    python -m benchmarks.soak [--minutes 12] [--seed 1] [--rate 300] [--standalone]
-                              [--markdown FILE]
+    python -m integration_tests.soak [--minutes 12] [--seed 1] [--rate 300] [--standalone]
+                                     [--markdown FILE]
 
-Outside CI on purpose (it runs for minutes, not seconds). It starts a 3-node KRaft cluster
-(``connector.testing.local_cluster``) and runs, each on a topic of its own with replication
-factor 3 and ``min.insync.replicas=2``, fed by an idempotent ``acks=all`` producer:
+Outside CI on purpose (it runs for minutes, not seconds): it sits beside the reliability
+tests it builds on, but without a ``test_`` prefix, so pytest does not collect it. It starts a
+3-node KRaft cluster (``connector.testing.local_cluster``) and runs, each on a topic of its
+own with replication factor 3 and ``min.insync.replicas=2``, fed by an idempotent ``acks=all``
+producer:
 
 1. **running query, brokers killed**: one query process (``local[2]``, parallelism 4) for half
    of ``--minutes``; a broker chosen by the seeded schedule is SIGKILLed every
@@ -40,8 +42,8 @@ from pathlib import Path
 
 import pyarrow.dataset as ds
 
-from benchmarks.process_memory import MemorySampler
-from benchmarks.trends import MemoryTrend
+from benchmarks.diagnostics.process_memory import MemorySampler
+from benchmarks.diagnostics.trends import MemoryTrend
 from connector.testing.local_cluster import LocalKafkaCluster
 from integration_tests.fault_helpers import SafeProducer, exactly_once_report
 from integration_tests.kafka_helpers import create_replicated_topic
@@ -282,7 +284,7 @@ def render(scenarios: Sequence[Scenario], args: argparse.Namespace, elapsed_s: f
     lines = [
         f"### Soak run of {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "",
-        f"`python -m benchmarks.soak --minutes {args.minutes} --seed {args.seed} "
+        f"`python -m integration_tests.soak --minutes {args.minutes} --seed {args.seed} "
         f"--rate {args.rate}{' --standalone' if args.standalone else ''}`: "
         f"{elapsed_s / 60:.1f} minutes, 3 KRaft brokers, {PARTITIONS} partitions, replication "
         "factor 3, min.insync.replicas 2, idempotent acks=all producer.",
@@ -306,7 +308,7 @@ def render(scenarios: Sequence[Scenario], args: argparse.Namespace, elapsed_s: f
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the scenarios; exit 1 if any record was lost or duplicated."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.soak", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m integration_tests.soak", description=__doc__)
     parser.add_argument("--minutes", type=float, default=12.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rate", type=int, default=300, help="records per second produced")

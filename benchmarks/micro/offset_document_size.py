@@ -15,8 +15,8 @@ round-robin, so version 3 lists the slot of every partition.
 
 Usage::
 
-    python -m benchmarks.offset_document_size            # the table, Markdown
-    python -m benchmarks.offset_document_size --quick    # 100 and 1,000 partitions only
+    python -m benchmarks.micro.offset_document_size            # the table, Markdown
+    python -m benchmarks.micro.offset_document_size --quick    # 100 and 1,000 partitions only
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from benchmarks.report import markdown_table
 from state import OffsetState, PartitionOffset, SlotsDocument, rebalance
 
 __all__ = ["SizeCase", "SizeResult", "measure", "main"]
@@ -128,20 +129,21 @@ def cases(quick: bool = False) -> list[SizeCase]:
 
 def table(results: list[SizeResult]) -> str:
     """Format the results as a Markdown table, with the ratios to built-in and v2."""
-    lines = [
-        "| partitions | slots | assignment | built-in | v2 | v3 (layout) | v3 / built-in "
-        "| v3 / v2 | v3 write ms | v3 read ms |",
-        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in results:
-        c = r.case
-        slots = f"{c.slots:,}" + (" (one per partition)" if c.slots == c.partitions else "")
-        lines.append(
-            f"| {c.partitions:,} | {slots} | {'dealt' if c.dealt else 'rescaled'} "
-            f"| {r.builtin:,} | {r.v2:,} | {r.v3:,} ({r.layout}) | {r.v3 / r.builtin:.2f} "
-            f"| {r.v3 / r.v2:.2f} | {r.write_ms:.1f} | {r.read_ms:.1f} |"
-        )
-    return "\n".join(lines)
+    header = (
+        "partitions | slots | assignment | built-in | v2 | v3 (layout) | v3 / built-in | v3 / v2 "
+        "| v3 write ms | v3 read ms"
+    )
+    return markdown_table(header, "rrlrrrrrrr", map(_row, results))
+
+
+def _row(r: SizeResult) -> str:
+    c = r.case
+    slots = f"{c.slots:,}" + (" (one per partition)" if c.slots == c.partitions else "")
+    return (
+        f"{c.partitions:,} | {slots} | {'dealt' if c.dealt else 'rescaled'} | {r.builtin:,} | "
+        f"{r.v2:,} | {r.v3:,} ({r.layout}) | {r.v3 / r.builtin:.2f} | {r.v3 / r.v2:.2f} | "
+        f"{r.write_ms:.1f} | {r.read_ms:.1f}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,19 +1,19 @@
 """The highest rate each source keeps up with: a ladder of steady rates, one window each.
 
-For each rate of the ladder (by default 25,000 to 400,000 records a second, doubling), our
-source and the built-in one take turns in one Spark session on one broker, the order
-alternating from rate to rate. Each turn has a topic of its own (8 partitions, deleted
-afterwards, so the broker's disk holds one window's records at most) and a fresh steady
-producer (:mod:`benchmarks.steady`, 100-byte records). The query starts at the topic's end
+For each rate of the ladder (by default 25,000 to 400,000 records a second, doubling), our source
+and the built-in one take turns in one Spark session on one broker, the order alternating from rate
+to rate. Each turn has a topic of its own (8 partitions, deleted afterwards, so the broker's disk
+holds one window's records at most) and a fresh steady producer
+(:mod:`benchmarks.running_queries.steady`, 100-byte records). The query starts at the topic's end
 offsets, read just before ``start()``, with ``trigger(processingTime="0 seconds")`` into
-``foreachBatch``, which collects the batch's ``timestamp`` column as Arrow, as the latency
-benchmark does, and counts its rows.
+``foreachBatch``, which collects the batch's ``timestamp`` column as Arrow, as the latency benchmark
+does, and counts its rows.
 
-Every second the benchmark samples the records in the topic since the starting offsets (the
-broker's high watermarks) and the records the sink has received; their difference is the
-lag. After ``warmup_s`` a window of ``window_s`` seconds of those samples goes to
-:func:`benchmarks.trends.keep_up`: kept up if the lag did not grow, producer-bound if the
-topic grew slower than asked. A source's climb ends at its first rate not kept up; the ladder
+Every second the benchmark samples the records in the topic since the starting offsets (the broker's
+high watermarks) and the records the sink has received; their difference is the lag. After
+``warmup_s`` a window of ``window_s`` seconds of those samples goes to
+:func:`benchmarks.diagnostics.trends.keep_up`: kept up if the lag did not grow, producer-bound if
+the topic grew slower than asked. A source's climb ends at its first rate not kept up; the ladder
 ends when both climbs have.
 """
 
@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.data import create_topic
-from benchmarks.spark_throughput import BUILTIN, OURS, spark_session
-from benchmarks.steady import PARTITIONS, SteadyProducer
-from benchmarks.trends import KeepUp, LagSample, Verdict, climb, keep_up, limit_ratio
+from benchmarks.diagnostics.trends import KeepUp, LagSample, Verdict, climb, keep_up, limit_ratio
+from benchmarks.report import markdown_table
+from benchmarks.running_queries.steady import PARTITIONS, SteadyProducer, steady_query, watch
+from benchmarks.session import BUILTIN, OURS, spark_session
 
 __all__ = ["LADDER", "SustainedRun", "measure_sustained", "sustained_tables"]
 
@@ -40,8 +41,6 @@ LADDER = (25_000, 50_000, 100_000, 200_000, 400_000)
 SAMPLE_EVERY_S = 1.0
 _PRODUCER_LEAD_S = 2.0
 """The producer's head start, so that it runs at its pace before the query starts."""
-_DRAIN_S = 30.0
-"""How long to wait for the batch in flight to end before stopping a query anyway."""
 
 
 @dataclass(frozen=True)
@@ -149,21 +148,13 @@ def _judge(
 ) -> SustainedRun:
     """Start ``source`` at ``starting``, sample its lag every second, judge the window."""
     import pyarrow.compute as pc
-    from pyspark.sql import functions as F
 
     lock = threading.Lock()
     read = 0
     batches: list[tuple[float, int, float | None]] = []  # monotonic end, rows, oldest's age
-    draining = threading.Event()
-    skipped = threading.Event()
 
-    def sink(frame: Any, _batch_id: int) -> None:
+    def on_batch(stamps: Any, _batch_id: int, now: float) -> None:
         nonlocal read
-        if draining.is_set():
-            skipped.set()
-            return
-        stamps = frame.select(F.unix_millis("timestamp").alias("t")).toArrow().column("t")
-        now = time.time()
         rows = len(stamps)
         age = now * 1000 - pc.min(stamps).as_py() if rows else None
         with lock:
@@ -172,38 +163,24 @@ def _judge(
 
     offsets = {topic: {str(p): o for p, o in starting.items()}}
     base = sum(starting.values())
-    with tempfile.TemporaryDirectory(prefix="sustained-checkpoint-") as checkpoint:
-        handle = (
-            spark.readStream.format(source)
-            .option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribe", topic)
-            .option("startingOffsets", json.dumps(offsets))
-            .load()
-            .writeStream.foreachBatch(sink)
-            .option("checkpointLocation", checkpoint)
-            .trigger(processingTime="0 seconds")
-            .start()
-        )
+    samples: list[LagSample] = []
+
+    def sample(elapsed: float) -> None:
+        produced = sum(_end_offsets(admin, topic).values()) - base
+        with lock:
+            seen = read
+        if elapsed >= warmup_s:
+            samples.append(LagSample(elapsed - warmup_s, produced, seen))
+
+    options = {
+        "kafka.bootstrap.servers": bootstrap,
+        "subscribe": topic,
+        "startingOffsets": json.dumps(offsets),
+    }
+    with steady_query(spark, source, options, on_batch) as handle:
         started = time.monotonic()
-        samples: list[LagSample] = []
-        try:
-            while (elapsed := time.monotonic() - started) < warmup_s + window_s:
-                if handle.exception() is not None:
-                    msg = f"{source} at {rate}/s failed: {handle.exception()}"
-                    raise RuntimeError(msg)
-                produced = sum(_end_offsets(admin, topic).values()) - base
-                with lock:
-                    seen = read
-                if elapsed >= warmup_s:
-                    samples.append(LagSample(elapsed - warmup_s, produced, seen))
-                time.sleep(max(0.0, SAMPLE_EVERY_S - (time.monotonic() - started - elapsed)))
-        finally:
-            # Stop between batches: stopping a query inside a foreachBatch that runs a Spark job
-            # makes Spark match the long Py4J error text with a regex that can overflow the
-            # stack, which prints a thousand lines (harmless, but it buries the output).
-            draining.set()
-            skipped.wait(_DRAIN_S)
-            handle.stop()
+        label = f"{source} at {rate}/s"
+        watch(handle, warmup_s + window_s, label, SAMPLE_EVERY_S, tick=sample)
     window_start = started + warmup_s
     with lock:
         kept = [(at, age) for at, rows, age in batches if at >= window_start and rows]
@@ -226,21 +203,21 @@ def _end_offsets(admin: Any, topic: str) -> dict[int, int]:
     return {tp.partition: future.result().offset for tp, future in futures.items()}
 
 
+def _row(run: SustainedRun) -> str:
+    r = run.result
+    counts = (r.produced_rate, r.read_rate, r.start_lag, r.end_lag, r.allowed_growth)
+    age = "" if run.last_age_ms is None else f"{run.last_age_ms:,.0f}"
+    cells = [f"{run.rate:,}", run.source, *(f"{n:,.0f}" for n in counts), str(run.batches)]
+    return " | ".join([*cells, age, r.verdict.value])
+
+
 def sustained_tables(runs: Sequence[SustainedRun]) -> str:
     """Return every window, then each source's highest rate kept up and the ratio."""
-    lines = [
-        "| rate asked (records/s) | source | produced/s | read/s | lag at start | lag at end | "
-        "allowed growth | batches | last batch's oldest record, ms | verdict |",
-        "|--:|---|--:|--:|--:|--:|--:|--:|--:|---|",
-    ]
-    for run in runs:
-        r = run.result
-        age = "" if run.last_age_ms is None else f"{run.last_age_ms:,.0f}"
-        lines.append(
-            f"| {run.rate:,} | {run.source} | {r.produced_rate:,.0f} | {r.read_rate:,.0f} | "
-            f"{r.start_lag:,.0f} | {r.end_lag:,.0f} | {r.allowed_growth:,.0f} | "
-            f"{run.batches} | {age} | {r.verdict.value} |"
-        )
+    header = (
+        "rate asked (records/s) | source | produced/s | read/s | lag at start | lag at end "
+        "| allowed growth | batches | last batch's oldest record, ms | verdict"
+    )
+    lines = [markdown_table(header, "rlrrrrrrrl", map(_row, runs))]
     climbs = {
         source: climb({run.rate: run.result.verdict for run in runs if run.source == source})
         for source in (OURS, BUILTIN)

@@ -64,7 +64,7 @@ def client_limit(
     workers = [
         context.Process(
             target=_consume_share,
-            args=(bootstrap, topic, share, dict(consumer_config), batch_size, ready, results),
+            args=(results, bootstrap, topic, share, dict(consumer_config), batch_size, ready),
         )
         for share in plan
     ]
@@ -86,21 +86,14 @@ def client_limit(
     return records, finished - started
 
 
-def _consume_share(
-    bootstrap: str,
-    topic: str,
-    share: Sequence[tuple[int, int, int]],
-    config: Mapping[str, object],
-    batch_size: int,
-    ready: object,
-    results: object,
-) -> None:
-    """Count ``share``'s records; put the count and ``perf_counter()`` at the end on ``results``.
+def _consume_share(results: object, *share_args: object) -> None:
+    """Count a share (:func:`_count_share`'s arguments); put the count and the end on ``results``.
 
-    ``perf_counter`` is CLOCK_MONOTONIC on Linux, one clock for all processes.
+    The end is ``perf_counter()`` when the share is read: CLOCK_MONOTONIC on Linux, one clock
+    for all processes. A failure goes to ``results`` as text, for the parent to raise.
     """
     try:
-        results.put(_count_share(bootstrap, topic, share, config, batch_size, ready))  # type: ignore[attr-defined]
+        results.put(_count_share(*share_args))  # type: ignore[arg-type, attr-defined]
     except BaseException as error:  # reported to the parent, which raises it
         results.put(f"{type(error).__name__}: {error}")  # type: ignore[attr-defined]
         raise

@@ -8,9 +8,10 @@ partitions), on the run's one broker and in one ``local[2]`` session:
   read from ``earliest`` by a ``Trigger.AvailableNow`` query into ``noop``; wall time from
   ``start()`` to the end and Spark tasks run. A query still running after the bound is
   stopped and reported as "did not finish in N s".
-- **Running stream**: a producer process writes a steady rate round-robin over every
-  partition; each source reads it from ``latest`` with ``processingTime=0`` into
-  ``foreachBatch``, which takes ``now - timestamp`` per row. After a warm-up, a window is
+- **Running stream**: :class:`~benchmarks.running_queries.steady.SteadyProducer` writes a
+  steady rate round-robin over every partition; each source reads it from ``latest`` in
+  :func:`~benchmarks.running_queries.steady.steady_query`, which takes ``now - timestamp``
+  per row. After a warm-up, a window is
   measured: rows read per second against the rate (kept up when at least 90 % of it and the
   median batch is shorter than the window), the latency p50 / p99, the median batch
   duration, the driver's planning per batch (Spark's ``latestOffset`` and ``queryPlanning``
@@ -26,7 +27,6 @@ small batches read by few tasks (``minRecordsPerPartition``).
 from __future__ import annotations
 
 import json
-import multiprocessing
 import statistics
 import tempfile
 import threading
@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.latency import percentile, ratio
-from benchmarks.spark_throughput import BUILTIN, OURS
+from benchmarks.running_queries.latency import percentile, ratio
+from benchmarks.running_queries.steady import SteadyProducer, steady_query, watch
+from benchmarks.session import BUILTIN, OURS, spark_session
 
 __all__ = [
     "CREATE_STEP",
@@ -193,31 +194,6 @@ def _fill(bootstrap: str, partitions: Sequence[tuple[str, int]], records: int) -
         raise RuntimeError(msg)
 
 
-def _produce_steadily(
-    bootstrap: str, partitions: Sequence[tuple[str, int]], rate: int, stop: Any, sent: Any
-) -> None:
-    """Write ``rate`` records a second round-robin over ``partitions`` until ``stop``."""
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": 1, "log_level": 3})
-    count = 0
-    started = time.monotonic()
-    while not stop.is_set():
-        due = int((time.monotonic() - started) * rate)
-        while count < due:
-            topic, partition = partitions[count % len(partitions)]
-            try:
-                producer.produce(topic, VALUE, partition=partition)
-            except BufferError:
-                producer.poll(0.01)
-                continue
-            count += 1
-        sent.value = count
-        producer.poll(0)
-        time.sleep(0.002)
-    producer.flush(30)
-
-
 def measure_many_partitions(
     spark: Any,
     bootstrap: str,
@@ -250,23 +226,12 @@ def measure_many_partitions(
             state = "" if run.finished else f" (did not finish in {whole_bound_s:.0f} s)"
             say(f"  whole query {source:16}: {run.seconds:.1f} s, {run.tasks:,} tasks{state}")
         streams = []
-        context = multiprocessing.get_context("spawn")
-        stop, sent = context.Event(), context.Value("q", 0)
-        producer = context.Process(
-            target=_produce_steadily, args=(bootstrap, partitions, rate, stop, sent), daemon=True
-        )
-        producer.start()
-        try:
+        with SteadyProducer(bootstrap, partitions, rate):
             time.sleep(2.0)  # the producer's metadata for every partition, before anyone reads
             for source in (OURS, BUILTIN):
                 run = _stream(spark, source, bootstrap, names, rate, warmup_s, window_s)
                 streams.append(run)
                 say(f"  stream {source:16}: {_describe_stream(run)}")
-        finally:
-            stop.set()
-            producer.join(60)
-            if producer.is_alive():
-                producer.kill()
         _delete_topics(bootstrap, names)
         results.append((case, wholes, streams))
     return results
@@ -335,40 +300,27 @@ def _stream(
     """Read the steady producer's partitions for ``warmup_s + window_s``; measure the window."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    from pyspark.sql import functions as F
 
     lock = threading.Lock()
     batches: list[tuple[float, Any]] = []
 
-    def sink(frame: Any, _batch_id: int) -> None:
-        stamps = frame.select(F.unix_millis("timestamp").alias("t")).toArrow().column("t")
-        now = time.time()
-        stamps = stamps.combine_chunks() if stamps.num_chunks else pa.array([], pa.int64())
+    def on_batch(stamps: Any, _batch_id: int, now: float) -> None:
         latencies = pc.subtract(pa.scalar(int(now * 1000), pa.int64()), stamps)
         with lock:
             batches.append((now, latencies))
 
-    reader = _reader(spark, source, bootstrap, topics, "latest")
+    options = {
+        "kafka.bootstrap.servers": bootstrap,
+        "subscribe": ",".join(topics),
+        "startingOffsets": "latest",
+    }
     with tempfile.TemporaryDirectory(prefix="many-stream-") as checkpoint:
-        handle = (
-            reader.load()
-            .writeStream.foreachBatch(sink)
-            .option("checkpointLocation", checkpoint)
-            .trigger(processingTime="0 seconds")
-            .start()
-        )
-        try:
+        with steady_query(spark, source, options, on_batch, Path(checkpoint)) as handle:
             window_start = time.time() + warmup_s
             window_end = window_start + window_s
-            while time.time() < window_end:
-                if handle.exception() is not None:
-                    msg = f"{source} stream failed: {handle.exception()}"
-                    raise RuntimeError(msg)
-                time.sleep(0.5)
+            watch(handle, warmup_s + window_s, f"{source} stream")
             runner = _newest_source_runner_mib()
             progress = [json.loads(p.json) for p in handle.recentProgress]
-        finally:
-            handle.stop()
         # Batch files only: Hadoop's checksum files (.0.crc) sit beside them.
         sizes = [
             f.stat().st_size for f in Path(checkpoint, "offsets").iterdir() if f.name.isdigit()
@@ -542,8 +494,6 @@ def run_partitions(
     say: Callable[[str], None] = print,
 ) -> list[str]:
     """Run the ``--only partitions`` section in its own session; return heading and tables."""
-    from benchmarks.spark_throughput import spark_session
-
     bound = whole_bound_s if whole_bound_s is not None else (60.0 if quick else 300.0)
     warmup, window = (10.0, 30.0) if quick else (20.0, 60.0)
     chosen = cases(quick)

@@ -1,18 +1,18 @@
 """Resident memory of our source's running query over minutes, by kind of process.
 
-A steady producer (:mod:`benchmarks.steady`, 100-byte records into 8 partitions) writes
-``rate`` records a second while our source's query runs in a process of its own
-(:mod:`benchmarks.memory_query`) for ``minutes``. Every ``every_s`` seconds the resident
-memory (VmRSS) of that process's tree is summed per kind (:mod:`benchmarks.process_memory`):
-the driver's Python process, the driver JVM, the driver's Python source runner, the PySpark
-daemons that plan on the driver's side and their workers, and the task daemon with its
-forked Python workers (RSS counts the pages a worker still shares with its daemon in both).
-Reported per kind: the first sample after the warm-up (the first sixth of the run, or until
-30 s after the first batch with rows if that is later: start-up, the first batches, the
-consumer pool filling), the last, the largest, and whether it grew
-(:func:`benchmarks.trends.memory_trend`). The batches the sink saw say whether the query kept
-up meanwhile: a query that fell behind would hold more records in flight, and its memory
-would say little about a steady state.
+A steady producer (:mod:`benchmarks.running_queries.steady`, 100-byte records into 8 partitions)
+writes ``rate`` records a second while our source's query runs in a process of its own
+(:mod:`benchmarks.running_queries.memory_query`) for ``minutes``. Every ``every_s`` seconds the
+resident memory (VmRSS) of that process's tree is summed per kind
+(:mod:`benchmarks.diagnostics.process_memory`): the driver's Python process, the driver JVM, the
+driver's Python source runner, the PySpark daemons that plan on the driver's side and their workers,
+and the task daemon with its forked Python workers (RSS counts the pages a worker still shares with
+its daemon in both). Reported per kind: the first sample after the warm-up (the first sixth of the
+run, or until 30 s after the first batch with rows if that is later: start-up, the first batches,
+the consumer pool filling), the last, the largest, and whether it grew
+(:func:`benchmarks.diagnostics.trends.memory_trend`). The batches the sink saw say whether the query
+kept up meanwhile: a query that fell behind would hold more records in flight, and its memory would
+say little about a steady state.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.data import create_topic
-from benchmarks.memory_query import BATCHES_FILE
-from benchmarks.process_memory import KINDS, MemorySampler, ProcessKind
-from benchmarks.steady import PARTITIONS, SteadyProducer
-from benchmarks.trends import MemoryTrend
+from benchmarks.diagnostics.process_memory import KINDS, MemorySampler, ProcessKind
+from benchmarks.diagnostics.trends import MemoryTrend
+from benchmarks.running_queries.memory_query import BATCHES_FILE
+from benchmarks.running_queries.steady import PARTITIONS, SteadyProducer
 from integration_tests.query_process import start_query_process, stop_query_process
 
 __all__ = ["RATE", "measure_memory", "memory_table", "warmup_s"]
@@ -53,7 +53,7 @@ def measure_memory(
         log_path = work / "query.log"
         with SteadyProducer(bootstrap, topic, rate) as producer, log_path.open("ab") as log:
             process = start_query_process(
-                "benchmarks.memory_query", [bootstrap, topic, str(work)], output=log
+                "benchmarks.running_queries.memory_query", [bootstrap, topic, str(work)], output=log
             )
             try:
                 sampling_from = time.time()

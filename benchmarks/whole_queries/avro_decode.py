@@ -1,7 +1,7 @@
 """Decoding Avro records: our ``valueFormat=avro`` against ``from_avro`` and a fastavro UDF.
 
-One topic of Avro "order" records (:mod:`benchmarks.avro_records`: 16 fields, some 205 bytes
-of plain Avro, no registry framing), produced once, read in one ``local[2]`` session by:
+One topic of Avro "order" records (:mod:`benchmarks.whole_queries.avro_records`: 16 fields, some 205
+bytes of plain Avro, no registry framing), produced once, read in one ``local[2]`` session by:
 
 - *ours, avro*: ``format("kafka-rescalable")`` with ``valueFormat=avro`` and the schema inline
   in ``valueSchema``, so our executors decode;
@@ -36,13 +36,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from benchmarks.avro_records import ORDER_SCHEMA, ORDER_SCHEMA_JSON, order, order_bodies, order_type
 from benchmarks.data import PRODUCER_CONFIG, create_topic, end_offsets, produce_one
-from benchmarks.spark_throughput import (
-    OURS,
+from benchmarks.session import OURS, spark_session
+from benchmarks.whole_queries.avro_records import (
+    ORDER_SCHEMA,
+    ORDER_SCHEMA_JSON,
+    order,
+    order_bodies,
+    order_type,
+)
+from benchmarks.whole_queries.spark_throughput import (
     QueryRun,
     rotating_rounds,
-    spark_session,
     time_available_now,
 )
 

@@ -2,12 +2,14 @@
 
 Usage::
 
-    python -m benchmarks.sink_throughput                 # embedded broker, 1,000,000 x 100 B
-    python -m benchmarks.sink_throughput --rows 200000 --value-bytes 1000 --bootstrap host:9092
+    python -m benchmarks.whole_queries.sink_throughput          # embedded broker, 1,000,000 x 100 B
+    python -m benchmarks.whole_queries.sink_throughput --quick  # 100,000 x 100 B, 1 round
+    python -m benchmarks.whole_queries.sink_throughput --rows 200000 --value-bytes 1000 \
+        --bootstrap host:9092
 
 Every contender writes the same cached DataFrame (string ``key``, string ``value``, 4 Spark
 partitions) with ``df.write`` into a fresh topic of 8 partitions on the same broker, in one
-``local[2]`` session (:func:`benchmarks.spark_throughput.spark_session`). Each first writes a
+``local[2]`` session (:func:`benchmarks.session.spark_session`). Each first writes a
 small warm-up DataFrame (Python workers, JIT, producer connections). Then every contender
 writes the timed DataFrame once per round, the order rotating from round to round (the
 machine and the broker warm up as a run goes on); a contender's time is its fastest round's
@@ -28,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks.data import create_topic
-from benchmarks.spark_throughput import spark_session
+from benchmarks.session import spark_session
 
 CONTENDERS = (
     ("built-in kafka", "kafka", {}),
@@ -69,10 +71,15 @@ def main(argv: list[str] | None = None) -> int:
     """Run every contender once and print rows per second and the ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bootstrap", help="Kafka brokers; default: start an embedded broker")
-    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--rows", type=int, help="rows written (1,000,000; quick 100,000)")
     parser.add_argument("--value-bytes", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, help="timed rounds (3; quick 1)")
+    parser.add_argument("--quick", action="store_true", help="a short run, to check it runs")
     args = parser.parse_args(argv)
+    if args.rows is None:
+        args.rows = 100_000 if args.quick else 1_000_000
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     with _broker(args.bootstrap) as bootstrap, tempfile.TemporaryDirectory() as warehouse:
         spark = spark_session(Path(warehouse))

@@ -1,7 +1,7 @@
 """Spark contenders: our source, Spark's built-in Kafka source and the Python-source ceiling.
 
 All three run in the same session with the same queries (the ceiling is described in
-:mod:`benchmarks.ceiling_source`).
+:mod:`benchmarks.whole_queries.ceiling_source`).
 
 Both queries run with ``Trigger.AvailableNow`` from the earliest offsets with a fresh
 checkpoint, so each reads the whole topic; the ``noop`` sink discards what it gets:
@@ -16,45 +16,28 @@ end, so per-query start-up (checkpoint, first planning) is included for every co
 
 from __future__ import annotations
 
-import os
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from benchmarks.ceiling_source import CEILING, ceiling_options
+from benchmarks.session import BUILTIN, OURS
+from benchmarks.whole_queries.ceiling_source import CEILING, ceiling_options
 from benchmarks.workloads import VALUE_DDL, Workload
 
 __all__ = [
-    "BUILTIN",
-    "CEILING",
     "CONTENDERS",
-    "OURS",
     "QUERIES",
     "QueryRun",
     "rotating_rounds",
     "run_query",
-    "spark_session",
+    "source_options",
     "time_available_now",
 ]
 
-OURS = "kafka-rescalable"
-BUILTIN = "kafka"
 CONTENDERS = (OURS, BUILTIN, CEILING)
 """Spark contenders, in the order of the first round (later rounds rotate it)."""
 QUERIES = ("noop", "json-agg")
-
-SESSION_CONFIG: Mapping[str, str] = {
-    "spark.sql.shuffle.partitions": "2",
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.driver.memory": "4g",
-    "spark.sql.streaming.numRecentProgressUpdates": "1000",
-}
-"""Settings of the one session every contender runs in (``local[2]`` and the jars come on top)."""
 
 
 @dataclass(frozen=True)
@@ -119,50 +102,6 @@ def rotating_rounds(
             when = "first" if round_number == 0 else f"run {round_number}"
             say(f"  {label(contender)} {when:6}: {result}")
     return first, best
-
-
-def spark_session(
-    warehouse: Path,
-    extra_config: Mapping[str, str] | None = None,
-    extra_jars: Sequence[Path] = (),
-):
-    """Start the ``local[2]`` session: ours and the ceiling registered, the built-in on the jars.
-
-    ``extra_config`` adds Spark settings to :data:`SESSION_CONFIG` (or overrides them);
-    ``extra_jars`` go on ``spark.jars`` after the built-in source's.
-
-    The Python workers inherit this process's environment; the repository root goes on their
-    ``PYTHONPATH`` so that they can import the ceiling source, which is not installed.
-    """
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    root = str(Path(__file__).resolve().parents[1])
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [root, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    )
-    from pyspark.sql import SparkSession
-
-    from benchmarks.ceiling_source import CeilingSource
-    from connector import KafkaSource
-    from integration_tests.reference_source import builtin_kafka_source_jars
-
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("kafka-rescalable-benchmarks")
-        .config(
-            "spark.jars",
-            ",".join(str(jar) for jar in [*builtin_kafka_source_jars(), *extra_jars]),
-        )
-        .config("spark.sql.warehouse.dir", str(warehouse))
-    )
-    for key, value in {**SESSION_CONFIG, **(extra_config or {})}.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    session.dataSource.register(KafkaSource)
-    session.dataSource.register(CeilingSource)
-    return session
 
 
 def source_options(source: str, bootstrap: str, topic: str, workload: Workload) -> dict[str, str]:

@@ -2,15 +2,17 @@
 
 Usage::
 
-    .venv/bin/python -m benchmarks.task_floor 8 2
-    .venv/bin/python -m benchmarks.task_floor 8 \
+    .venv/bin/python -m benchmarks.running_queries.task_floor 8 2
+    .venv/bin/python -m benchmarks.running_queries.task_floor 8 \
         --spark-conf spark.python.unix.domain.socket.enabled=true
+    .venv/bin/python -m benchmarks.running_queries.task_floor --quick   # 8 and 2, 20 s each
 
 ``format("python-task-floor")`` plans every micro-batch as ``tasks`` tasks, each yielding one
-prebuilt Arrow batch of 150 rows of our schema; a query with ``processingTime="0 seconds"``
-into ``foreachBatch`` (collecting the timestamps as Arrow, as the latency benchmark does) runs
-10 s unmeasured, then 30 s. Printed per task count: micro-batches per minute and the mean of
-Spark's per-batch durations. Whatever a Kafka source adds comes on top of this floor.
+prebuilt Arrow batch of 150 rows of our schema; a query with ``processingTime="0 seconds"`` into
+``foreachBatch`` (:func:`benchmarks.running_queries.steady.steady_query`, which collects the
+timestamps as Arrow, as the latency benchmark does) runs 10 s unmeasured, then 30 s. Printed per
+task count: micro-batches per minute and the mean of Spark's per-batch durations. Whatever a Kafka
+source adds comes on top of this floor.
 
 Expected output (2-core VM, default settings): about 75 batches/min with 8 tasks and 275 with
 2; with ``spark.python.unix.domain.socket.enabled=true``, about 280 with 8.
@@ -29,8 +31,9 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
-from benchmarks.latency import PROGRESS_KEYS
-from benchmarks.spark_throughput import spark_session
+from benchmarks.running_queries.latency import PROGRESS_KEYS
+from benchmarks.running_queries.steady import steady_query, watch
+from benchmarks.session import spark_session
 from connector.schema import arrow_schema, spark_schema
 
 __all__ = ["FloorSource", "main"]
@@ -92,12 +95,18 @@ class FloorSource(DataSource):
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Measure each task count given on the command line."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.task_floor")
-    parser.add_argument("tasks", type=int, nargs="+")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.running_queries.task_floor")
+    parser.add_argument("tasks", type=int, nargs="*", help="task counts (default: 8 2)")
     parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--warmup", type=float, help="seconds unmeasured (10; quick 5)")
+    parser.add_argument("--seconds", type=float, help="seconds measured (30; quick 15)")
+    parser.add_argument("--quick", action="store_true", help="a shorter run, to check it runs")
     args = parser.parse_args(argv)
-    from pyspark.sql import functions as F
-
+    args.tasks = args.tasks or [8, 2]
+    if args.warmup is None:
+        args.warmup = 5.0 if args.quick else 10.0
+    if args.seconds is None:
+        args.seconds = 15.0 if args.quick else 30.0
     settings = dict(setting.split("=", 1) for setting in args.spark_conf)
     with tempfile.TemporaryDirectory(prefix="task-floor-") as scratch:
         spark = spark_session(Path(scratch) / "warehouse", settings)
@@ -106,26 +115,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             for tasks in args.tasks:
                 ends: list[float] = []
 
-                def sink(frame, _batch_id, ends=ends) -> None:
-                    frame.select(F.unix_millis("timestamp")).toArrow()
-                    ends.append(time.time())
+                def on_batch(_stamps, _batch_id, now, ends=ends) -> None:
+                    ends.append(now)
 
-                with tempfile.TemporaryDirectory(prefix="task-floor-checkpoint-") as checkpoint:
-                    handle = (
-                        spark.readStream.format("python-task-floor")
-                        .option("tasks", str(tasks))
-                        .load()
-                        .writeStream.foreachBatch(sink)
-                        .option("checkpointLocation", checkpoint)
-                        .trigger(processingTime="0 seconds")
-                        .start()
-                    )
-                    time.sleep(10)
+                options = {"tasks": str(tasks)}
+                label = f"the floor at {tasks} tasks"
+                with steady_query(spark, "python-task-floor", options, on_batch) as handle:
+                    watch(handle, args.warmup, label)
                     window_start = time.time()
-                    time.sleep(30)
+                    watch(handle, args.seconds, label)
                     window_end = time.time()
                     progress = [json.loads(p.json) for p in handle.recentProgress]
-                    handle.stop()
                 batches = sum(1 for at in ends if window_start <= at < window_end)
                 recent = progress[-20:]
                 means = {

@@ -3,7 +3,8 @@
 The stream reader is called directly, as Spark's driver-side Python process calls it, with
 no Spark involved: each call plans the same batch, from the earliest offsets to the latest,
 of a topic whose every partition holds a few records, so every partition has a range to read
-and gets a task (one slot per partition, the default).
+and gets a task (one slot per partition, the default, and ``minRecordsPerPartition=1``, so
+that small ranges are not coalesced into fewer tasks).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from benchmarks.data import create_topic, fill_partitions
-from benchmarks.profiling import profile_call
+from benchmarks.diagnostics.profiling import profile_call
 
 __all__ = ["PlanningCost", "measure_planning", "profile_planning"]
 
@@ -89,8 +90,16 @@ def _reader(bootstrap: str, topic: str):
     from connector.driver.stream_reader import KafkaStreamReader
     from connector.executor.tasks import read_input_partition
 
+    # Ten records a partition would be coalesced into one task (minRecordsPerPartition,
+    # 10,000 by default); one record a task keeps planning a task per partition, the most
+    # work planning does, as measured before coalescing came in.
     options = parse_options(
-        {"kafka.bootstrap.servers": bootstrap, "subscribe": topic, "startingOffsets": "earliest"},
+        {
+            "kafka.bootstrap.servers": bootstrap,
+            "subscribe": topic,
+            "startingOffsets": "earliest",
+            "minRecordsPerPartition": "1",
+        },
         "stream",
     )
     return KafkaStreamReader(options, read_input_partition)

@@ -1,10 +1,10 @@
 """Resident memory of a Spark query's processes by kind, read from ``/proc`` (Linux only).
 
-Shared by the soak run (:mod:`benchmarks.soak`) and the memory benchmark
-(:mod:`benchmarks.memory`). A query's processes are found by parentage from the process that
-runs the query, not by process group: PySpark's worker daemon puts itself and the workers it
-forks into a group of their own, so a group would miss exactly the processes most likely to
-keep what they read.
+Shared by the soak run (:mod:`integration_tests.soak`) and the memory benchmark
+(:mod:`benchmarks.diagnostics.memory`). A query's processes are found by parentage from the process
+that runs the query, not by process group: PySpark's worker daemon puts itself and the workers it
+forks into a group of their own, so a group would miss exactly the processes most likely to keep
+what they read.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.trends import MemoryTrend, memory_trend
+from benchmarks.diagnostics.trends import MemoryTrend, memory_trend
 
 __all__ = [
     "DRIVER_JVM",

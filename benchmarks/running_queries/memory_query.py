@@ -1,6 +1,6 @@
 """Our source's running query as a process of its own, for the memory benchmark.
 
-Usage: python -m benchmarks.memory_query BOOTSTRAP TOPIC WORK_DIR
+Usage: python -m benchmarks.running_queries.memory_query BOOTSTRAP TOPIC WORK_DIR
 
 Reads ``TOPIC`` from its end with ``kafka-rescalable`` (default options) in the benchmarks'
 ``local[2]`` session, ``trigger(processingTime="0 seconds")`` into ``foreachBatch``, which
@@ -14,13 +14,14 @@ A process of its own so that the memory sampled is the query's alone, not the be
 from __future__ import annotations
 
 import json
+import math
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.spark_throughput import OURS, spark_session
+from benchmarks.running_queries.steady import steady_query, watch
+from benchmarks.session import OURS, spark_session
 
 BATCHES_FILE = "batches.jsonl"
 
@@ -28,38 +29,28 @@ BATCHES_FILE = "batches.jsonl"
 def main(bootstrap: str, topic: str, work_dir: str) -> None:
     """Run the query until SIGTERM."""
     import pyarrow.compute as pc
-    from pyspark.sql import functions as F
 
     work = Path(work_dir)
     spark = spark_session(work / "warehouse")
     log = (work / BATCHES_FILE).open("a", encoding="utf-8")
 
-    def sink(frame: Any, batch_id: int) -> None:
-        stamps = frame.select(F.unix_millis("timestamp").alias("t")).toArrow().column("t")
-        now = time.time()
+    def on_batch(stamps: Any, batch_id: int, now: float) -> None:
         rows = len(stamps)
         oldest = now * 1000 - pc.min(stamps).as_py() if rows else None
         line = {"at": now, "batch": batch_id, "rows": rows, "oldest_ms": oldest}
         log.write(json.dumps(line) + "\n")
         log.flush()
 
-    query = (
-        spark.readStream.format(OURS)
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "latest")
-        .load()
-        .writeStream.foreachBatch(sink)
-        .option("checkpointLocation", str(work / "checkpoint"))
-        .trigger(processingTime="0 seconds")
-        .start()
-    )
+    options = {
+        "kafka.bootstrap.servers": bootstrap,
+        "subscribe": topic,
+        "startingOffsets": "latest",
+    }
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    # Wait in short steps so that the signal is seen between Py4J calls, not inside one.
-    while not stopping and not query.awaitTermination(1):
-        pass
-    query.stop()
+    with steady_query(spark, OURS, options, on_batch, work / "checkpoint") as query:
+        # Short steps, so that the signal is seen between Py4J calls, not inside one.
+        watch(query, math.inf, "the memory query", 1.0, until=lambda: bool(stopping))
     spark.stop()
     log.close()
 

@@ -9,7 +9,7 @@ Kafka can go faster, since it pays all of that plus the client's own ``consume()
 
 It is a reference contender of the benchmark, not part of the product; the workers import it
 by name, so the repository root must be on their ``PYTHONPATH``
-(:func:`benchmarks.spark_throughput.spark_session` sees to it).
+(:func:`benchmarks.session.spark_session` sees to it).
 
 Options: ``rows`` (total), ``partitions`` (tasks), ``valueBytes`` and ``batchRows``.
 """

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import tempfile
 import threading
 import time
 import uuid
@@ -29,8 +28,9 @@ from statistics import median
 from typing import Any
 
 from benchmarks.data import create_topic
-from benchmarks.spark_throughput import BUILTIN, OURS
-from benchmarks.steady import PARTITIONS, SteadyProducer
+from benchmarks.report import markdown_table
+from benchmarks.running_queries.steady import PARTITIONS, SteadyProducer, steady_query, watch
+from benchmarks.session import BUILTIN, OURS
 
 __all__ = [
     "LatencyRun",
@@ -258,47 +258,27 @@ def _measure(
 ) -> LatencyRun:
     import pyarrow as pa
     import pyarrow.compute as pc
-    from pyspark.sql import functions as F
 
     lock = threading.Lock()
     batches: list[tuple[float, Any]] = []
 
-    def sink(frame: Any, _batch_id: int) -> None:
-        stamps = frame.select(F.unix_millis("timestamp").alias("t")).toArrow().column("t")
-        now = time.time()
-        stamps = stamps.combine_chunks() if stamps.num_chunks else pa.array([], pa.int64())
+    def on_batch(stamps: Any, _batch_id: int, now: float) -> None:
         latencies = pc.subtract(pa.scalar(int(now * 1000), pa.int64()), stamps)
         with lock:
             batches.append((now, latencies))
 
-    reader = (
-        spark.readStream.format(source)
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topic)
-        .option("startingOffsets", "latest")
-    )
-    if source == OURS:
-        reader = reader.options(**ours_options)
-    with tempfile.TemporaryDirectory(prefix="latency-checkpoint-") as checkpoint:
-        started = time.time()
-        handle = (
-            reader.load()
-            .writeStream.foreachBatch(sink)
-            .option("checkpointLocation", checkpoint)
-            .trigger(processingTime="0 seconds")
-            .start()
-        )
-        try:
-            window_start = started + warmup_s
-            window_end = window_start + measure_s
-            while time.time() < window_end:
-                if handle.exception() is not None:
-                    msg = f"{source} at {rate}/s failed: {handle.exception()}"
-                    raise RuntimeError(msg)
-                time.sleep(0.5)
-            progress = [json.loads(p.json) for p in handle.recentProgress]
-        finally:
-            handle.stop()
+    options = {
+        "kafka.bootstrap.servers": bootstrap,
+        "subscribe": topic,
+        "startingOffsets": "latest",
+        **(ours_options if source == OURS else {}),
+    }
+    started = time.time()
+    with steady_query(spark, source, options, on_batch) as handle:
+        window_start = started + warmup_s
+        window_end = window_start + measure_s
+        watch(handle, window_end - time.time(), f"{source} at {rate}/s")
+        progress = [json.loads(p.json) for p in handle.recentProgress]
     with lock:
         kept = [(at, lat) for at, lat in batches if window_start <= at < window_end]
     latencies = [value for _at, lat in kept for value in lat.to_pylist()]
@@ -330,17 +310,14 @@ def _progress_time(progress: Mapping[str, Any]) -> float:
 
 def latency_tables(runs: Sequence[LatencyRun]) -> str:
     """Return the runs, ratios ours / built-in per rate (medians of rounds), the breakdown."""
-    lines = [
-        "| rate (records/s) | source | round | p50 ms | p90 ms | p99 ms | max ms | "
-        "batches/min | rows |",
-        "|--:|---|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for run in runs:
-        s = run.latency
-        lines.append(
-            f"| {run.rate:,} | {run.source} | {run.round + 1} | {s.p50:,.0f} | {s.p90:,.0f} | "
-            f"{s.p99:,.0f} | {s.max:,.0f} | {run.batches_per_minute:,.0f} | {s.rows:,} |"
-        )
+    rows = (
+        f"{run.rate:,} | {run.source} | {run.round + 1} | {run.latency.p50:,.0f} | "
+        f"{run.latency.p90:,.0f} | {run.latency.p99:,.0f} | {run.latency.max:,.0f} | "
+        f"{run.batches_per_minute:,.0f} | {run.latency.rows:,}"
+        for run in runs
+    )
+    header = "rate (records/s) | source | round | p50 ms | p90 ms | p99 ms | max ms | batches/min"
+    lines = [markdown_table(f"{header} | rows", "rlrrrrrrr", rows)]
     lines += [
         "",
         "Ours / built-in (each the median over rounds):",
