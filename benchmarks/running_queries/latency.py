@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -29,7 +28,13 @@ from typing import Any
 
 from benchmarks.data import create_topic
 from benchmarks.report import markdown_table
-from benchmarks.running_queries.steady import PARTITIONS, SteadyProducer, steady_query, watch
+from benchmarks.running_queries.steady import (
+    PARTITIONS,
+    BatchLatencies,
+    SteadyProducer,
+    steady_query,
+    watch,
+)
 from benchmarks.session import BUILTIN, OURS
 
 __all__ = [
@@ -256,17 +261,7 @@ def _measure(
     timings_path: Path | None,
     ours_options: Mapping[str, str],
 ) -> LatencyRun:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    lock = threading.Lock()
-    batches: list[tuple[float, Any]] = []
-
-    def on_batch(stamps: Any, _batch_id: int, now: float) -> None:
-        latencies = pc.subtract(pa.scalar(int(now * 1000), pa.int64()), stamps)
-        with lock:
-            batches.append((now, latencies))
-
+    collected = BatchLatencies()
     options = {
         "kafka.bootstrap.servers": bootstrap,
         "subscribe": topic,
@@ -274,13 +269,13 @@ def _measure(
         **(ours_options if source == OURS else {}),
     }
     started = time.time()
-    with steady_query(spark, source, options, on_batch) as handle:
+    with steady_query(spark, source, options, collected) as handle:
         window_start = started + warmup_s
         window_end = window_start + measure_s
         watch(handle, window_end - time.time(), f"{source} at {rate}/s")
         progress = [json.loads(p.json) for p in handle.recentProgress]
-    with lock:
-        kept = [(at, lat) for at, lat in batches if window_start <= at < window_end]
+    batches = collected.batches()
+    kept = [(at, lat) for at, lat in batches if window_start <= at < window_end]
     latencies = [value for _at, lat in kept for value in lat.to_pylist()]
     in_window = [p for p in progress if window_start <= _progress_time(p) < window_end]
     tasks = None

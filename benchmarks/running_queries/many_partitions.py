@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import statistics
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.running_queries.latency import percentile, ratio
-from benchmarks.running_queries.steady import SteadyProducer, steady_query, watch
+from benchmarks.running_queries.steady import (
+    BatchLatencies,
+    SteadyProducer,
+    steady_query,
+    watch,
+)
 from benchmarks.session import BUILTIN, OURS, spark_session
 
 __all__ = [
@@ -298,24 +302,14 @@ def _stream(
     window_s: float,
 ) -> StreamRun:
     """Read the steady producer's partitions for ``warmup_s + window_s``; measure the window."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    lock = threading.Lock()
-    batches: list[tuple[float, Any]] = []
-
-    def on_batch(stamps: Any, _batch_id: int, now: float) -> None:
-        latencies = pc.subtract(pa.scalar(int(now * 1000), pa.int64()), stamps)
-        with lock:
-            batches.append((now, latencies))
-
+    collected = BatchLatencies()
     options = {
         "kafka.bootstrap.servers": bootstrap,
         "subscribe": ",".join(topics),
         "startingOffsets": "latest",
     }
     with tempfile.TemporaryDirectory(prefix="many-stream-") as checkpoint:
-        with steady_query(spark, source, options, on_batch, Path(checkpoint)) as handle:
+        with steady_query(spark, source, options, collected, Path(checkpoint)) as handle:
             window_start = time.time() + warmup_s
             window_end = window_start + window_s
             watch(handle, warmup_s + window_s, f"{source} stream")
@@ -325,8 +319,7 @@ def _stream(
         sizes = [
             f.stat().st_size for f in Path(checkpoint, "offsets").iterdir() if f.name.isdigit()
         ]
-    with lock:
-        kept = [lat for at, lat in batches if window_start <= at < window_end]
+    kept = [lat for at, lat in collected.batches() if window_start <= at < window_end]
     latencies = sorted(value for lat in kept for value in lat.to_pylist())
     in_window = [
         p for p in progress if p.get("numInputRows") and window_start <= _at(p) < window_end

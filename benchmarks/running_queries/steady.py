@@ -27,6 +27,7 @@ __all__ = [
     "PARTITIONS",
     "PRODUCER_CONFIG",
     "VALUE_BYTES",
+    "BatchLatencies",
     "BatchStamps",
     "SteadyProducer",
     "steady_query",
@@ -114,6 +115,32 @@ BatchStamps = Callable[[Any, int, float], None]
 """What a steady query's sink calls per batch: the batch's record timestamps in epoch
 milliseconds (a ``pyarrow.Int64Array``), the batch id, and ``time.time()`` just after they
 were collected."""
+
+class BatchLatencies:
+    """A :data:`BatchStamps` that keeps, per batch, when it was collected and each row's latency.
+
+    A row's latency is the collection time minus its record's CreateTime, in milliseconds;
+    the latency and many-partition benchmarks then keep the batches of their window.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._batches: list[tuple[float, Any]] = []
+
+    def __call__(self, stamps: Any, _batch_id: int, now: float) -> None:
+        """Keep the batch's latencies (called from the query's ``foreachBatch`` thread)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        latencies = pc.subtract(pa.scalar(int(now * 1000), pa.int64()), stamps)
+        with self._lock:
+            self._batches.append((now, latencies))
+
+    def batches(self) -> list[tuple[float, Any]]:
+        """Every batch so far: ``(collected at, Int64Array of latencies in ms)``."""
+        with self._lock:
+            return list(self._batches)
+
 
 _DRAIN_S = 30.0
 """How long to wait for the batch in flight to end before stopping a query anyway."""
