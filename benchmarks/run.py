@@ -92,6 +92,10 @@ class Run:
         """Timed runs per contender after the first (``--runs``; 3, quick 1)."""
         return self.pick(self.args.runs, 1, 3)
 
+    def add_profile(self, title: str, listing: str) -> None:
+        """Keep a cProfile listing for the run's closing "Profiles" section."""
+        self.profiles.append(f"### {title} (cProfile)\n\n```text\n{listing}\n```")
+
     def pick(self, given: T | None, quick: T, full: T) -> T:
         """Return the value given on the command line, else the quick or the full default."""
         if given is not None:
@@ -213,10 +217,7 @@ def _rebalancer(run: Run) -> list[str]:
     run.rebalances = [measure_rebalance(case, 1 if quick else 7) for case in cases(quick)]
     if run.args.profile:
         case = cases(quick)[1]
-        run.profiles.append(
-            f"### `rebalance`, {case.description} (cProfile)\n\n```text\n"
-            f"{profile_rebalance(case)}\n```"
-        )
+        run.add_profile(f"`rebalance`, {case.description}", profile_rebalance(case))
     return [
         "## Rebalancer (`state.rebalance`, no weights)",
         report.rebalancer_table(run.rebalances),
@@ -231,10 +232,8 @@ def _planning(run: Run) -> list[str]:
         calls = run.pick(None, 5, 20)
         run.planning.append(measure_planning(run.bootstrap, topic, count, calls))
         if run.args.profile and count == max(PLANNING_PARTITIONS):
-            run.profiles.append(
-                f"### One micro-batch's planning at {count:,} partitions (cProfile)\n\n"
-                f"```text\n{profile_planning(run.bootstrap, topic)}\n```"
-            )
+            title = f"One micro-batch's planning at {count:,} partitions"
+            run.add_profile(title, profile_planning(run.bootstrap, topic))
     return [
         "## Driver planning per micro-batch (`latestOffset` + `partitions`)",
         report.planning_table(run.planning),
