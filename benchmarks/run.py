@@ -330,8 +330,10 @@ def _latency(run: Run) -> list[str]:
     rounds = run.pick(args.rounds, 1, 2)
     _say(f"\nLatency: {rates} records/s, {warmup:.0f} s warm-up, {measure:.0f} s measured ...")
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as scratch:
-        timings = args.task_timings or Path(scratch) / "task-timings.jsonl"
-        # The Python workers inherit the environment of the JVM the session starts.
+        # The Python workers inherit the environment of the JVM the first session starts, and
+        # the JVM keeps it for later modes' sessions: the file must outlive this mode.
+        default = Path(tempfile.gettempdir()) / f"bench-task-timings-{run.run_id}.jsonl"
+        timings = args.task_timings or default
         os.environ[TIMINGS_ENV] = str(timings)
         settings = dict(setting.split("=", 1) for setting in args.spark_conf)
         if settings:

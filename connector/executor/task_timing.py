@@ -64,11 +64,24 @@ class TaskTiming:
             logger.debug("task timing: %s", json.dumps(record))
         path = os.environ.get(TIMINGS_ENV)
         if path:
-            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(descriptor, (json.dumps(record) + "\n").encode())
-            finally:
-                os.close(descriptor)
+            _append(path, json.dumps(record) + "\n")
+
+
+def _append(path: str, line: str) -> None:
+    """Append one line to the timings file; a file that cannot be written is only a warning.
+
+    Timings are diagnostics: a JVM keeps the environment it started with, so a file named
+    there can outlive its folder, and a task must not fail because of it.
+    """
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as error:
+        logger.warning("task timings not written to %s (%s=%s): %s", path, TIMINGS_ENV, path, error)
+        return
+    try:
+        os.write(descriptor, line.encode())
+    finally:
+        os.close(descriptor)
 
 
 def start() -> TaskTiming | None:
