@@ -56,6 +56,46 @@ def wait_until(condition, what: str, timeout_s: float = 120.0, interval_s: float
         time.sleep(interval_s)
 
 
+WORKER_CONNECT_TIMEOUT = "Python worker failed to connect back"
+"""Spark's error when a new Python process took more than its fixed 10 s to connect to the JVM.
+
+Spark starts a fresh Python process for a Python streaming source's driver side, and waits
+10 s (not configurable) for it: on 2 cores loaded by a 3-node cluster and the other test
+worker, the start-up can take longer. It happens before the source's code runs."""
+
+
+def start_until_batches(
+    start: Callable[[], StreamingQuery], checkpoint: Path, batches: int, what: str
+) -> StreamingQuery:
+    """Start a query and wait for ``batches`` committed batches, retrying one slow start.
+
+    The query is started again, once, when Spark could not start its Python process in time
+    (:data:`WORKER_CONNECT_TIMEOUT`). Any other failure, or that one twice, fails the test.
+    A restart resumes from the same checkpoint, as any restart does, so what the test checks
+    afterwards is unchanged.
+    """
+    for attempt in (1, 2):
+        query = start()
+
+        def ready(query: StreamingQuery = query) -> bool:
+            return committed_batches(checkpoint) >= batches or not query.isActive
+
+        try:
+            wait_until(ready, what)
+        except AssertionError:
+            query.stop()
+            raise
+        failure = query.exception()
+        if failure is None and committed_batches(checkpoint) >= batches:
+            return query
+        if attempt == 1 and failure is not None and WORKER_CONNECT_TIMEOUT in str(failure):
+            print(f"{what}: Spark's Python process did not connect back in 10 s; starting again")
+            continue
+        msg = f"the query ended before {what}: {failure}"
+        raise AssertionError(msg)
+    raise AssertionError(f"the query did not reach {what}")
+
+
 def kafka_stream(
     spark: SparkSession, bootstrap: str, subscribe: str, fmt: str = OUR_FORMAT, **options: str
 ) -> DataFrame:

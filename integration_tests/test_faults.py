@@ -30,6 +30,7 @@ from integration_tests.spark_helpers import (
     committed_batches,
     read_positions,
     start_parquet_stream,
+    start_until_batches,
     wait_until,
 )
 
@@ -84,10 +85,11 @@ def run_with_fault(
     output, checkpoint = tmp_path / f"out-{fmt}", tmp_path / f"checkpoint-{fmt}"
     bootstrap = cluster.bootstrap_servers
     with SafeProducer(bootstrap, topic, PARTITIONS) as producer:
-        if fmt == OUR_FORMAT:
-            query = start_parquet_stream(spark, bootstrap, topic, output, checkpoint)
-        else:
-            query = (
+
+        def start() -> StreamingQuery:
+            if fmt == OUR_FORMAT:
+                return start_parquet_stream(spark, bootstrap, topic, output, checkpoint)
+            return (
                 spark.readStream.format(fmt)
                 .option("kafka.bootstrap.servers", bootstrap)
                 .option("subscribe", topic)
@@ -100,8 +102,9 @@ def run_with_fault(
                 .trigger(processingTime="500 milliseconds")
                 .start()
             )
+
+        query = start_until_batches(start, checkpoint, 2, "two batches before the fault")
         try:
-            wait_until(lambda: committed_batches(checkpoint) >= 2, "two batches before the fault")
             fault(cluster)
             produced = producer.stop()
             drain(spark, query, output, produced)
