@@ -54,9 +54,14 @@ def _start_rank(item: pytest.Item) -> int:
     return _LONGEST_FIRST.index(name) if name in _LONGEST_FIRST else len(_LONGEST_FIRST)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark integration tests (so ``-m 'not integration'`` works), group them, longest first.
 
+    ``tryfirst``: a pytest-xdist worker reads the ``xdist_group`` marks in its own hook of the
+    same name, registered after this conftest is loaded and so called first: without it the
+    worker read the marks before they were set, and ``--dist loadgroup`` sent a group's tests to
+    both workers (two 3-node clusters at once). ``xdist_groups_applied`` makes that a failure.
     The sort is stable and by module, so every module's tests stay together and in order.
     """
     for item in items:
@@ -71,6 +76,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start what slow set-up the selected tests will need (see ``start_registry_build``)."""
     start_registry_build(session.items)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def xdist_groups_applied(request: pytest.FixtureRequest) -> None:
+    """Fail every integration test when pytest-xdist did not apply the ``xdist_group`` marks.
+
+    A worker applies a group by appending ``@group`` to the test's id; when it cannot (pytest
+    9.2 moved the id where pytest-xdist 3.8 does not reach it) the tests run anyway, spread
+    over both workers, slower and flakier, and nothing says so. A fixture, not a collection
+    hook, so that the message reaches the report instead of an xdist internal error.
+    """
+    session = request.session
+    if not session.config.getvalue("loadgroup"):
+        return
+    for item in session.items:
+        mark = item.get_closest_marker("xdist_group")
+        if mark is not None and not item.nodeid.endswith(f"@{mark.args[0]}"):
+            msg = (
+                f"pytest-xdist did not apply the group {mark.args[0]!r} to {item.nodeid}: "
+                "install the pytest and pytest-xdist versions pyproject.toml's test extra pins"
+            )
+            raise AssertionError(msg)
 
 
 @pytest.fixture(scope="session")

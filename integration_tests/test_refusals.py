@@ -221,5 +221,7 @@ def test_an_unreachable_cluster_logs_a_few_lines_not_a_flood(
     # 30 s window (per client, and a retry may replace the client).
     assert len(refused) <= 10
     printed = capfd.readouterr().err.splitlines()
-    raw = [line for line in printed if line.startswith("%") and "|FAIL|" in line]
+    # Only this test's address: a client another failed test left alive (its traceback holds
+    # it) may still print its own retries here.
+    raw = [line for line in printed if line.startswith("%") and nowhere in line]
     assert raw == [], "librdkafka printed to stderr past the connector's logger"
