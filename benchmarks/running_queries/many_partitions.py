@@ -52,7 +52,9 @@ __all__ = [
     "WholeRun",
     "cases",
     "create_wide_topic",
+    "describe_stream",
     "measure_many_partitions",
+    "measure_stream",
     "partitions_tables",
 ]
 
@@ -233,9 +235,9 @@ def measure_many_partitions(
         with SteadyProducer(bootstrap, partitions, rate):
             time.sleep(2.0)  # the producer's metadata for every partition, before anyone reads
             for source in (OURS, BUILTIN):
-                run = _stream(spark, source, bootstrap, names, rate, warmup_s, window_s)
+                run = measure_stream(spark, source, bootstrap, names, rate, warmup_s, window_s)
                 streams.append(run)
-                say(f"  stream {source:16}: {_describe_stream(run)}")
+                say(f"  stream {source:16}: {describe_stream(run)}")
         _delete_topics(bootstrap, names)
         results.append((case, wholes, streams))
     return results
@@ -292,7 +294,7 @@ def _tasks_of(spark: Any, run_id: str) -> int:
     return total
 
 
-def _stream(
+def measure_stream(
     spark: Any,
     source: str,
     bootstrap: str,
@@ -378,7 +380,8 @@ def _at(progress: Mapping[str, Any]) -> float:
     return datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
 
 
-def _describe_stream(run: StreamRun) -> str:
+def describe_stream(run: StreamRun) -> str:
+    """One line of a stream's window: rate read, whether it kept up, latency, medians."""
     if not run.batches:
         return f"no batch with rows ended in the {run.window_s:.0f} s window"
     return (

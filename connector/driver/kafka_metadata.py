@@ -164,14 +164,30 @@ class KafkaMetadata:
     def look_up(self, subscription: Subscription) -> tuple[LiveTopics, KafkaNow]:
         """Return the subscription's live partitions and ids, and what a batch boundary needs.
 
+        See :meth:`look_up_and_plan`, which this is with a plan that keeps what it is given.
+        """
+        return self.look_up_and_plan(subscription, lambda found, now: (found, now))
+
+    def look_up_and_plan(
+        self, subscription: Subscription, plan: Callable[[LiveTopics, KafkaNow], _T]
+    ) -> _T:
+        """Look up the subscription's partitions, ids and ends, and return ``plan`` of them.
+
         The ids are read again after the offsets: a topic re-created in between would pair
         the old topic's id with the new topic's offsets, and the next batch would read the new
-        topic's records twice (once as the old topic's, once from its start).
+        topic's records twice (once as the old topic's, once from its start). When they
+        changed, the plan is thrown away (an error it raised too) and everything is looked up
+        again.
+
+        ``plan`` runs while that second reading of the ids is on its way: the describe-topics
+        answer is a broker round trip (some 200 ms at 10,000 partitions), and planning a batch
+        costs as much again in Python, so the two overlap instead of adding up. ``plan`` may
+        then run more than once; it must not commit anything outside the reader.
 
         The ids read before the offsets may be those read after the previous batch's
         offsets, when they cover the same topics: Kafka never gives an id twice, so equal
         ids then and now still mean that no topic was re-created in between, and a batch
-        pays one topic description instead of two (200 ms each at 10,000 partitions).
+        pays one topic description instead of two.
         """
         for attempt in range(3):
             found = self.live(subscription)
@@ -182,11 +198,18 @@ class KafkaMetadata:
             else:
                 before = {topic: before[topic] for topic in topics}
             latest = self.latest(found.partitions)
-            after = self.topic_ids(list(before))
+            asked = self._ask_topic_ids(list(before))
+            found = LiveTopics(found.partitions, before, found.missing)
+            try:
+                planned, failure = plan(found, KafkaNow(found.partitions, before, latest)), None
+            except Exception as exc:  # noqa: BLE001 - raised below unless the ids changed
+                planned, failure = None, exc
+            after = self._answer_topic_ids(asked, list(before))
             self._checked_ids = after
             if after == before:
-                found = LiveTopics(found.partitions, before, found.missing)
-                return found, KafkaNow(found.partitions, found.topic_ids, latest)
+                if failure is not None:
+                    raise failure
+                return planned  # type: ignore[return-value]  # set whenever failure is None
         msg = (
             "the subscribed topics kept being deleted and re-created while the batch was "
             f"planned ({subscription.describe()}); try again once they are stable"
@@ -248,31 +271,64 @@ class KafkaMetadata:
         """
         if not topics:
             return {}
-        from confluent_kafka import KafkaException, TopicCollection
+        return self._retry(
+            "describe topics",
+            lambda _, timeout: self._ids_of(self._describe(topics, timeout)),
+        )
 
-        def call(_: Any, timeout: float) -> dict[str, str]:
-            if self._admin is None:
-                self._admin = admin_client(self._options, self._errors)
-            futures = self._admin.describe_topics(
-                TopicCollection(list(topics)), request_timeout=timeout
-            )
-            ids = {}
-            for name, future in futures.items():
-                try:
-                    topic_id = str(future.result().topic_id)
-                    if topic_id != _NO_TOPIC_ID:  # brokers before Kafka 2.8 have no ids
-                        ids[name] = topic_id
-                except KafkaException as exc:
-                    error = exc.args[0] if exc.args else None
-                    code = error.code() if hasattr(error, "code") else None
-                    if code in _UNKNOWN_TOPIC:
-                        continue  # deleted since it was listed: the next batch sees it gone
-                    if code == _TOPIC_AUTHORIZATION_FAILED:
-                        raise not_authorized([name], "DESCRIBE", self._options) from exc
-                    raise
-            return ids
+    def _ask_topic_ids(self, topics: Collection[str]) -> dict[str, Any] | None:
+        """Send a describe-topics request and return its futures, without waiting for them.
 
-        return self._retry("describe topics", call)
+        ``None`` when there is nothing to ask or the request could not be sent:
+        :meth:`_answer_topic_ids` then asks again, with the retries.
+        """
+        if not topics:
+            return None
+        try:
+            return self._describe(topics, self._timeout_s)
+        except Exception:  # noqa: BLE001 - asked again, with retries, for the answer
+            return None
+
+    def _answer_topic_ids(
+        self, asked: dict[str, Any] | None, topics: Collection[str]
+    ) -> dict[str, str]:
+        """Wait for what :meth:`_ask_topic_ids` sent; ask again with retries if it failed."""
+        if asked is not None:
+            try:
+                return self._ids_of(asked)
+            except (KafkaAuthorizationError, KafkaAuthenticationError):
+                raise
+            except Exception:  # noqa: BLE001 - a broker restarting: the retrying lookup waits
+                pass
+        return self.topic_ids(topics)
+
+    def _describe(self, topics: Collection[str], timeout: float) -> dict[str, Any]:
+        """Send one describe-topics request; return a future per topic."""
+        from confluent_kafka import TopicCollection
+
+        if self._admin is None:
+            self._admin = admin_client(self._options, self._errors)
+        return self._admin.describe_topics(TopicCollection(list(topics)), request_timeout=timeout)
+
+    def _ids_of(self, futures: Mapping[str, Any]) -> dict[str, str]:
+        """Wait for a describe-topics answer; a topic deleted meanwhile is left out."""
+        from confluent_kafka import KafkaException
+
+        ids = {}
+        for name, future in futures.items():
+            try:
+                topic_id = str(future.result().topic_id)
+                if topic_id != _NO_TOPIC_ID:  # brokers before Kafka 2.8 have no ids
+                    ids[name] = topic_id
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args else None
+                code = error.code() if hasattr(error, "code") else None
+                if code in _UNKNOWN_TOPIC:
+                    continue  # deleted since it was listed: the next batch sees it gone
+                if code == _TOPIC_AUTHORIZATION_FAILED:
+                    raise not_authorized([name], "DESCRIBE", self._options) from exc
+                raise
+        return ids
 
     def _topic_partitions(self, topic: str, numbers: Iterable[int]) -> list[TopicPartition]:
         known = self._known

@@ -42,6 +42,7 @@ from connector.task import ReadTask, read_settings
 from state import MAX_OFFSET, SlotsDocument, TopicPartition, recreated_topics
 from state.batch_boundary import (
     DataLoss,
+    KafkaNow,
     must_wait,
     plan_batch_end,
     reconcile,
@@ -146,10 +147,27 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         it calls ``commit`` for a batch only when it plans the next one: publishing ``start``
         here is what lets lag tools see the last batch of an AvailableNow run.
         """
-        options, target = self._options, self._available_now_target
         document = self._documents.checkpointed(start, "the start of the next batch")
         self._group.commit(document.state)
-        found, now = self._kafka().look_up(options.subscription)
+        return self._kafka().look_up_and_plan(
+            self._options.subscription,
+            lambda found, now: self._plan(start, document, found, now, limit),
+        )
+
+    def _plan(
+        self,
+        start: dict,
+        document: SlotsDocument,
+        found: LiveTopics,
+        now: KafkaNow,
+        limit: ReadLimit,
+    ) -> dict:
+        """Plan the batch after ``start`` from what Kafka answered; may run twice (see caller).
+
+        Run by :meth:`KafkaMetadata.look_up_and_plan` while the topic ids are checked again,
+        so it only sets this reader's own fields, each one afresh.
+        """
+        options, target = self._options, self._available_now_target
         in_slots = {sub.topic for slot in document.state.slots for sub in slot}
         self._check_missing(found, frozenset(in_slots) | frozenset(document.topic_ids))
         carried = reconcile(

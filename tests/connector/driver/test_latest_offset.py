@@ -8,7 +8,8 @@ these check the wiring: what the reader asks Kafka, what it hands back to Spark 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import TypeVar
 
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
@@ -20,6 +21,8 @@ from connector.errors import DataLossError, MissingTopicError
 from connector.executor.tasks import read_input_partition
 from state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition
 from state.batch_boundary import KafkaNow
+
+_T = TypeVar("_T")
 
 P0, P1 = TopicPartition("orders", 0), TopicPartition("orders", 1)
 
@@ -45,6 +48,10 @@ class KafkaAnswers:
         partitions = frozenset(self.latest)
         ids = {tp.topic: self.topic_id for tp in partitions}
         return LiveTopics(partitions, ids, self.missing), KafkaNow(partitions, ids, self.latest)
+
+    def look_up_and_plan(self, subscription: object, plan: Callable[..., _T]) -> _T:
+        """Answer as :meth:`KafkaMetadata.look_up_and_plan`, ids unchanged: plan once."""
+        return plan(*self.look_up(subscription))
 
     def earliest(self, partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
         """Answer as :meth:`KafkaMetadata.earliest`, recording what was asked."""

@@ -1,0 +1,124 @@
+"""``KafkaMetadata.look_up_and_plan``: a plan is only kept when the topic ids held around it.
+
+The Kafka lookups are replaced by scripted answers (the real ones are exercised against a
+broker in ``integration_tests/test_offset_lookup.py``); what is checked here is the order of
+the steps and what happens to a plan, or a plan's error, when a topic was re-created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator
+from typing import Any
+
+import pytest
+
+from connector.config.options import parse_options
+from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
+from connector.errors import DataLossError, KafkaMetadataError
+from state import TopicPartition
+from state.batch_boundary import KafkaNow
+
+P0 = TopicPartition("orders", 0)
+
+
+class Scripted(KafkaMetadata):
+    """A ``KafkaMetadata`` whose lookups answer from a script and record their order."""
+
+    def __init__(self, ids_after: list[str]) -> None:
+        options = parse_options(
+            {"kafka.bootstrap.servers": "localhost:9", "subscribe": "orders"}, "stream"
+        )
+        super().__init__(options)
+        self.steps: list[str] = []
+        self._ids_after: Iterator[str] = iter(ids_after)
+        self._checked_ids = {"orders": "ID1"}  # as left by the previous batch
+
+    def live(self, subscription: object, with_ids: bool = False) -> LiveTopics:
+        """Answer that ``orders-0`` exists."""
+        self.steps.append("live")
+        return LiveTopics(frozenset({P0}))
+
+    def topic_ids(self, topics: Collection[str]) -> dict[str, str]:
+        """Answer the ids as they are now: those of the last check."""
+        self.steps.append("ids")
+        return dict(self._checked_ids)
+
+    def latest(self, partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
+        """Answer an end offset of 10."""
+        self.steps.append("latest")
+        return {P0: 10}
+
+    def _ask_topic_ids(self, topics: Collection[str]) -> dict[str, Any] | None:
+        self.steps.append("ask ids")
+        return {}
+
+    def _answer_topic_ids(
+        self, asked: dict[str, Any] | None, topics: Collection[str]
+    ) -> dict[str, str]:
+        self.steps.append("answer ids")
+        return {"orders": next(self._ids_after)}
+
+
+def planner(
+    steps: list[str], failures: list[Exception | None]
+) -> Callable[[LiveTopics, KafkaNow], str]:
+    """Return a plan that records its call and raises the next scripted failure, if any."""
+    calls = iter(failures)
+
+    def plan(found: LiveTopics, now: KafkaNow) -> str:
+        steps.append("plan")
+        failure = next(calls)
+        if failure is not None:
+            raise failure
+        return f"planned with {found.topic_ids['orders']}"
+
+    return plan
+
+
+def test_the_plan_runs_between_sending_the_id_check_and_reading_its_answer() -> None:
+    kafka = Scripted(ids_after=["ID1"])
+    planned = kafka.look_up_and_plan(kafka._options.subscription, planner(kafka.steps, [None]))
+    assert planned == "planned with ID1"
+    assert kafka.steps == ["live", "latest", "ask ids", "plan", "answer ids"]
+    kafka.close()
+
+
+def test_a_topic_re_created_during_the_plan_throws_the_plan_away_and_plans_again() -> None:
+    kafka = Scripted(ids_after=["ID2", "ID2"])
+    planned = kafka.look_up_and_plan(
+        kafka._options.subscription, planner(kafka.steps, [None, None])
+    )
+    assert planned == "planned with ID2"
+    assert kafka.steps.count("plan") == 2
+    assert kafka.steps[5:] == ["live", "ids", "latest", "ask ids", "plan", "answer ids"]
+    kafka.close()
+
+
+def test_an_error_of_a_plan_made_across_a_re_creation_is_not_raised() -> None:
+    kafka = Scripted(ids_after=["ID2", "ID2"])
+    lost = DataLossError("offsets went back")
+    planned = kafka.look_up_and_plan(
+        kafka._options.subscription, planner(kafka.steps, [lost, None])
+    )
+    assert planned == "planned with ID2"
+    kafka.close()
+
+
+def test_an_error_of_a_plan_is_raised_once_the_ids_held() -> None:
+    kafka = Scripted(ids_after=["ID1"])
+    lost = DataLossError("offsets went back")
+    with pytest.raises(DataLossError) as raised:
+        kafka.look_up_and_plan(kafka._options.subscription, planner(kafka.steps, [lost]))
+    assert raised.value is lost
+    assert kafka.steps[-1] == "answer ids"  # the check was waited for before raising
+    kafka.close()
+
+
+def test_ids_that_keep_changing_fail_naming_the_subscription() -> None:
+    kafka = Scripted(ids_after=["ID2", "ID3", "ID4"])
+    with pytest.raises(KafkaMetadataError, match="kept being deleted and re-created"):
+        kafka.look_up_and_plan(
+            kafka._options.subscription, planner(kafka.steps, [None, None, None])
+        )
+    assert kafka.steps.count("plan") == 3
+    kafka.close()
