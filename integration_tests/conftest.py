@@ -88,7 +88,8 @@ def xdist_groups_applied(request: pytest.FixtureRequest) -> None:
     hook, so that the message reaches the report instead of an xdist internal error.
     """
     session = request.session
-    if not session.config.getvalue("loadgroup"):
+    # Only an xdist worker applies groups, and has the option; ``-n 0`` runs in one process.
+    if not getattr(session.config.option, "loadgroup", False):
         return
     for item in session.items:
         mark = item.get_closest_marker("xdist_group")
