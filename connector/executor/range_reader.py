@@ -132,14 +132,9 @@ def _read_round(
     )
     assigned = last_rows = time.monotonic()
 
-    # Finished partitions are unassigned once per consume() batch, all together: each
-    # unassign call is a round trip to librdkafka's main thread, and a batch of a task over
-    # thousands of partitions finishes thousands of them.
-    finished: list[RangeKey] = []
-
     def finish(key: RangeKey) -> None:
         del remaining[key]
-        finished.append(key)
+        consumer.incremental_unassign([KafkaTopicPartition(*key)])  # type: ignore[attr-defined]
 
     last_progress = time.monotonic()
     while remaining:
@@ -167,11 +162,6 @@ def _read_round(
                     if rows:
                         batch = messages_to_batch(rows, settings.include_headers, single_topic)
                 del messages
-            if finished:
-                consumer.incremental_unassign(  # type: ignore[attr-defined]
-                    [KafkaTopicPartition(topic, partition) for topic, partition in finished]
-                )
-                finished.clear()
         if received:
             last_progress = time.monotonic()
             if errors.authentication is not None:
