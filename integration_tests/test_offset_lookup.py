@@ -17,7 +17,7 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from connector.config.options import parse_options
-from connector.driver.kafka_metadata import KafkaMetadata
+from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
 from connector.errors import KafkaMetadataError
 from integration_tests.kafka_helpers import (
     Record,
@@ -27,6 +27,7 @@ from integration_tests.kafka_helpers import (
     wait_for_topic,
 )
 from state import TopicPartition
+from state.batch_boundary import KafkaNow
 
 PARTITIONS = 3
 COMMITTED = {0: 4, 1: 3, 2: 5}  # records per partition in the committed transaction
@@ -197,6 +198,11 @@ def test_a_lookup_split_into_calls_answers_every_partition(
     assert earliest == {tp: 0 for tp in tps}
 
 
+def _as_found(found: LiveTopics, now: KafkaNow) -> tuple[LiveTopics, KafkaNow]:
+    """Keep what Kafka answered, as a plan, to look at it."""
+    return found, now
+
+
 def test_look_up_sees_a_topic_re_created_between_batches(
     kafka_bootstrap: str, topic_name: str
 ) -> None:
@@ -205,12 +211,12 @@ def test_look_up_sees_a_topic_re_created_between_batches(
     produce(kafka_bootstrap, topic_name, [Record(b"v", partition=1)] * 3)
     with metadata_for(kafka_bootstrap, topic_name) as kafka:
         subscription = kafka._options.subscription
-        found, now = kafka.look_up(subscription)
-        again, _ = kafka.look_up(subscription)
+        found, now = kafka.look_up_and_plan(subscription, _as_found)
+        again, _ = kafka.look_up_and_plan(subscription, _as_found)
         delete_topic(kafka_bootstrap, topic_name)
         create_topic(kafka_bootstrap, topic_name, partitions=2)
         wait_for_topic(kafka_bootstrap, topic_name, 2)
-        after, later = kafka.look_up(subscription)
+        after, later = kafka.look_up_and_plan(subscription, _as_found)
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
     described = admin.describe_topics(TopicCollection([topic_name]), request_timeout=30)
     new_id = str(described[topic_name].result().topic_id)

@@ -130,7 +130,7 @@ class KafkaMetadata:
         self._closed = False
         # Each partition's TopicPartition, made (and validated) once per reader, not per batch.
         self._known: dict[tuple[str, int], TopicPartition] = {}
-        # The topic ids read after the last batch's offsets (see look_up).
+        # The topic ids read after the last batch's offsets (see look_up_and_plan).
         self._checked_ids: dict[str, str] = {}
 
     def __enter__(self) -> KafkaMetadata:
@@ -160,13 +160,6 @@ class KafkaMetadata:
         decides whether a missing one is an error (first batch) or data loss (later).
         """
         return self.live(subscription).partitions
-
-    def look_up(self, subscription: Subscription) -> tuple[LiveTopics, KafkaNow]:
-        """Return the subscription's live partitions and ids, and what a batch boundary needs.
-
-        See :meth:`look_up_and_plan`, which this is with a plan that keeps what it is given.
-        """
-        return self.look_up_and_plan(subscription, lambda found, now: (found, now))
 
     def look_up_and_plan(
         self, subscription: Subscription, plan: Callable[[LiveTopics, KafkaNow], _T]

@@ -43,15 +43,13 @@ class KafkaAnswers:
         self.missing = missing
         self.earliest_asked: list[list[TopicPartition]] = []
 
-    def look_up(self, subscription: object) -> tuple[LiveTopics, KafkaNow]:
-        """Answer as :meth:`KafkaMetadata.look_up`: the partitions, their ids and ends."""
-        partitions = frozenset(self.latest)
-        ids = {tp.topic: self.topic_id for tp in partitions}
-        return LiveTopics(partitions, ids, self.missing), KafkaNow(partitions, ids, self.latest)
-
     def look_up_and_plan(self, subscription: object, plan: Callable[..., _T]) -> _T:
         """Answer as :meth:`KafkaMetadata.look_up_and_plan`, ids unchanged: plan once."""
-        return plan(*self.look_up(subscription))
+        partitions = frozenset(self.latest)
+        ids = {tp.topic: self.topic_id for tp in partitions}
+        return plan(
+            LiveTopics(partitions, ids, self.missing), KafkaNow(partitions, ids, self.latest)
+        )
 
     def earliest(self, partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
         """Answer as :meth:`KafkaMetadata.earliest`, recording what was asked."""
