@@ -28,7 +28,12 @@ from state.admission import cap_end_offsets
 from state.batch_edges import backlog_report
 from state.document import SlotsDocument
 from state.event_time import EVENT_TIME_KEY
-from state.partitions import PartitionOffset, TopicPartition, describe_partitions
+from state.partitions import (
+    PartitionOffset,
+    TopicPartition,
+    describe_partitions,
+    trusted_partition_offset,
+)
 from state.rebalancer import Rebalance, rebalance
 from state.topic_identity import carried_topic_ids, recreated_topics
 
@@ -214,12 +219,11 @@ def _went_back(
     fail_on_data_loss: bool,
 ) -> tuple[frozenset[TopicPartition], DataLoss | None]:
     """Partitions whose end is below the checkpointed offset that start again, and the loss."""
-    back = sorted(tp for tp, at in known.items() if tp in latest and latest[tp] < at)
+    back = sorted(tp for tp, at in known.items() if latest.get(tp, at) < at)
     if not back:
         return frozenset(), None
     shown = "; ".join(
-        f"{tp}: the latest offset {latest[tp]} is below the "
-        f"checkpointed position {known[tp]}"
+        f"{tp}: the latest offset {latest[tp]} is below the checkpointed position {known[tp]}"
         for tp in back
     )
     reset = frozenset(tp for tp in back if tp.topic not in topic_ids)
@@ -232,9 +236,7 @@ def _went_back(
     if fail_on_data_loss:
         return reset, DataLoss(message + ". Set 'failOnDataLoss' to false to go on.", fatal=True)
     action = "reading them again from their earliest offset" if reset else "going on from there"
-    return reset, DataLoss(
-        f"{message}; {action} because failOnDataLoss is false", fatal=False
-    )
+    return reset, DataLoss(f"{message}; {action} because failOnDataLoss is false", fatal=False)
 
 
 def must_wait(
@@ -332,7 +334,13 @@ def plan_batch_end(
     joining = {tp: earliest[tp] for tp in carried.joining}
     starts = {tp: known.get(tp, joining.get(tp, 0)) for tp in carried.live}
     weights = {tp: max(0, latest[tp] - at) for tp, at in starts.items()}
-    sub_states = [PartitionOffset(tp.topic, tp.partition, at) for tp, at in starts.items()]
+    # The known offsets come from a checked document; Kafka's earliest ones are checked here.
+    sub_states = [
+        trusted_partition_offset(tp.topic, tp.partition, at)
+        if tp in known
+        else PartitionOffset(tp.topic, tp.partition, at)
+        for tp, at in starts.items()
+    ]
     current = document.state
     result = rebalance(current, slots, sub_states, weights)
     end_state = result.state.with_offsets({**joining, **final} if joining else final)
@@ -341,9 +349,7 @@ def plan_batch_end(
     if event_time is not None:
         sections[EVENT_TIME_KEY] = dict(event_time)
     kept = {topic for topic in document.topic_ids if topic in subscribed}
-    ids = carried_topic_ids(
-        document.topic_ids, kafka.topic_ids, {tp.topic for tp in end_state.offsets()} | kept
-    )
+    ids = carried_topic_ids(document.topic_ids, kafka.topic_ids, end_state.topics() | kept)
     if end_state == current and ids == dict(document.topic_ids):
         return BatchEnd(None, result, backlog, held)  # no batch, even if clocks ticked
     return BatchEnd(SlotsDocument(end_state, sections, ids), result, backlog, held)

@@ -3,18 +3,23 @@
 This is FLIP-8's idea applied to Spark: instead of one opaque position, the source checkpoints
 a list of sub-states per slot, so the lists can be split and merged when the number of slots
 changes. The value here is purely in-memory; ``state.document`` turns it into JSON.
+
+The module is long because each operation has two paths side by side: a fast one, a few
+C-level passes over all sub-states, for the thousands of partitions a batch may hold, and a
+slow one, taken only when something is wrong, that names the first bad value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice, repeat
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import TypeVar
 
 from state.errors import DuplicatePartitionError, OffsetRegressionError, UnknownPartitionError
 from state.partitions import (
+    MAX_OFFSET,
     OffsetRange,
     PartitionKey,
     PartitionOffset,
@@ -22,6 +27,7 @@ from state.partitions import (
     all_plain,
     partition_key,
     trusted_offset_range,
+    trusted_partition_offset,
     trusted_topic_partition,
 )
 
@@ -32,6 +38,7 @@ Places = dict[PartitionKey, tuple[int, int]]
 
 _offset = attrgetter("offset")
 _TUPLE = frozenset({tuple})
+_INT = frozenset({int})  # exactly: bool is no offset
 _ABSENT = object()
 _Value = TypeVar("_Value")
 
@@ -75,6 +82,13 @@ def _index_if_plain(slots: tuple[tuple[PartitionOffset, ...], ...]) -> Places | 
         return None
     where = _index_of(slots)
     return where if len(where) == sum(map(len, slots)) else None
+
+
+def _valid_offsets(offsets: Collection[object]) -> bool:
+    """Whether every value is a valid next offset, told in C-level passes over all of them."""
+    return set(map(type, offsets)) <= _INT and (
+        not offsets or (min(offsets) >= 0 and max(offsets) <= MAX_OFFSET)  # type: ignore[type-var]
+    )
 
 
 def _regroup(
@@ -123,7 +137,7 @@ def _index_checked(slots: tuple[tuple[PartitionOffset, ...], ...]) -> Places:
     return where
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class OffsetState:
     """Where every reader slot stands: one tuple of sub-states per slot.
 
@@ -152,6 +166,8 @@ class OffsetState:
     _where: Places | None = field(init=False, repr=False, compare=False)
     # partitions(), kept once made: building TopicPartitions costs more than the lookups.
     _partitions: frozenset[TopicPartition] | None = field(init=False, repr=False, compare=False)
+    # offsets(), kept once made, for the same reason; copied out, as callers may change it.
+    _offsets: dict[TopicPartition, int] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Check the slots and sort each, so equal assignments compare and serialize equal."""
@@ -171,6 +187,7 @@ class OffsetState:
             object.__setattr__(self, "slots", tuple(map(sorted_slot, self.slots)))
         object.__setattr__(self, "_where", where)
         object.__setattr__(self, "_partitions", None)
+        object.__setattr__(self, "_offsets", None)
 
     @classmethod
     def _trusted(
@@ -186,7 +203,32 @@ class OffsetState:
         object.__setattr__(state, "slots", slots)
         object.__setattr__(state, "_where", where)
         object.__setattr__(state, "_partitions", None)
+        object.__setattr__(state, "_offsets", None)
         return state
+
+    def __eq__(self, other: object) -> bool:
+        """Compare slots and sub-states, as the generated ``__eq__`` did, in C-level passes.
+
+        Comparing the places (slot and offset by partition key) is that comparison done in
+        C: both sides keep each slot sorted, so equal places and slot counts mean equal slots.
+        The generated one called ``PartitionOffset.__eq__`` once per partition, in Python.
+        A state holding a subclass of ``PartitionOffset`` is compared value by value, since a
+        subclass never equals the plain value with the same fields.
+        """
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        if self is other:
+            return True
+        if len(self.slots) != len(other.slots):  # type: ignore[attr-defined]
+            return False
+        both = chain.from_iterable(chain(self.slots, other.slots))  # type: ignore[attr-defined]
+        if not all_plain(both):
+            return self.slots == other.slots  # type: ignore[attr-defined]
+        return self._index() == other._index()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        """Hash of the slots, as the generated one (``eq=False`` leaves none to inherit)."""
+        return hash(self.slots)
 
     def _index(self) -> Places:
         """Key of every partition to its ``(slot, offset)``, built on first use."""
@@ -219,9 +261,20 @@ class OffsetState:
         return self._partitions
 
     def offsets(self) -> dict[TopicPartition, int]:
-        """Return the next offset to read of every partition, in ``(topic, partition)`` order."""
-        where = self._index()
-        return {trusted_topic_partition(*key): where[key][1] for key in sorted(where)}
+        """Return the next offset to read of every partition, in ``(topic, partition)`` order.
+
+        A fresh dict each call, copied from one made once: a batch's end state is the next
+        batch's start, and both batches ask.
+        """
+        if self._offsets is None:
+            where = self._index()
+            made = {trusted_topic_partition(*key): where[key][1] for key in sorted(where)}
+            object.__setattr__(self, "_offsets", made)
+        return dict(self._offsets)  # type: ignore[arg-type]  # set just above
+
+    def topics(self) -> frozenset[str]:
+        """Return the topics of the partitions held, in any slot."""
+        return frozenset(map(itemgetter(0), self._index()))
 
     def sub_states(self) -> tuple[PartitionOffset, ...]:
         """Every sub-state, slot membership forgotten, in ``(topic, partition)`` order."""
@@ -283,10 +336,18 @@ class OffsetState:
                 self._lookup(tp)
         subs = list(chain.from_iterable(self.slots))
         given = map(new.get, map(partition_key, subs), repeat(_ABSENT))
-        moved = [
-            sub if offset is _ABSENT else sub.with_offset(offset)
-            for sub, offset in zip(subs, given, strict=True)
-        ]
+        if _valid_offsets(new.values()):
+            moved = [
+                sub
+                if offset is _ABSENT
+                else trusted_partition_offset(sub.topic, sub.partition, offset)
+                for sub, offset in zip(subs, given, strict=True)
+            ]
+        else:  # one at a time, so that the first bad offset is named
+            moved = [
+                sub if offset is _ABSENT else sub.with_offset(offset)
+                for sub, offset in zip(subs, given, strict=True)
+            ]
         return OffsetState._trusted(_regroup(moved, self.slots))
 
     def ranges_to(self, end: OffsetState) -> tuple[tuple[OffsetRange, ...], ...]:

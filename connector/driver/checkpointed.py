@@ -64,12 +64,31 @@ class CheckpointedDocuments:
 
     def to_dict(self, document: SlotsDocument) -> dict[str, Any]:
         """``document.to_dict()``, remembered so that the dict Spark hands back is not parsed."""
-        self._keep(document)
-        return document.to_dict()
+        return _copy(self._keep(document))
 
-    def _keep(self, document: SlotsDocument) -> None:
-        self._entries.insert(0, (document.to_dict(), document))
+    def _keep(self, document: SlotsDocument) -> dict[str, Any]:
+        made = document.to_dict()
+        self._entries.insert(0, (made, document))
         del self._entries[self._size :]
+        return made
+
+
+def _copy(value: Any) -> Any:
+    """Copy a JSON value into fresh dicts and lists, sharing only the immutable leaves.
+
+    Cheaper than ``to_dict`` again: the topic layout is a few containers around long arrays
+    of ints, each copied in one C-level call.
+    """
+    if type(value) is dict:
+        return {key: _copy(item) for key, item in value.items()}
+    if type(value) is list:
+        if set(map(type, value)) <= _LEAVES:
+            return list(value)
+        return [_copy(item) for item in value]
+    return value
+
+
+_LEAVES = frozenset({int, str, float, bool, type(None)})
 
 
 def _same_json(data: dict[str, Any], seen: dict[str, Any]) -> bool:

@@ -183,3 +183,43 @@ def test_errors_are_state_errors_and_survive_pickling(error: StateError) -> None
     assert type(copy) is type(error)
     assert str(copy) == str(error)
     assert copy.__dict__ == error.__dict__
+
+
+def test_equality_compares_slot_counts_places_and_offsets() -> None:
+    """Equality is decided on the places, in C: every way two states differ is still seen."""
+    state = OffsetState.of([[P("a", 0, 5), P("a", 1, 6)], [P("b", 0, 7)]])
+    assert state == OffsetState.of([[P("a", 1, 6), P("a", 0, 5)], [P("b", 0, 7)]])
+    assert hash(state) == hash(OffsetState.of([[P("a", 1, 6), P("a", 0, 5)], [P("b", 0, 7)]]))
+    assert state != OffsetState.of([[P("a", 0, 5), P("a", 1, 6)], [P("b", 0, 7)], []])
+    assert state != OffsetState.of([[P("a", 0, 5)], [P("a", 1, 6), P("b", 0, 7)]])
+    assert state != OffsetState.of([[P("a", 0, 5), P("a", 1, 6)], [P("b", 0, 8)]])
+    assert state != OffsetState.of([[P("a", 0, 5), P("a", 1, 6)], [P("c", 0, 7)]])
+    assert OffsetState.empty() == OffsetState.of([])
+    assert OffsetState.of([[], []]) != OffsetState.of([[]])
+    assert state != state.slots  # another type is never equal
+
+
+def test_a_subclass_value_never_equals_the_plain_one() -> None:
+    plain = OffsetState.of([[P("a", 0, 5)]])
+    tagged = OffsetState.of([[_Tagged("a", 0, 5)]])
+    assert plain != tagged
+    assert tagged == OffsetState.of([[_Tagged("a", 0, 5)]])
+
+
+def test_offsets_are_a_fresh_dict_each_call_and_topics_are_listed() -> None:
+    state = OffsetState.of([[P("b", 0, 1)], [P("a", 3, 2), P("a", 1, 4)]])
+    first = state.offsets()
+    assert list(first) == [TP("a", 1), TP("a", 3), TP("b", 0)]
+    first[TP("a", 1)] = 99
+    del first[TP("b", 0)]
+    assert state.offsets() == {TP("a", 1): 4, TP("a", 3): 2, TP("b", 0): 1}
+    assert state.topics() == frozenset({"a", "b"})
+    assert OffsetState.of([[], []]).topics() == frozenset()
+
+
+def test_with_offsets_refuses_a_bool_or_an_out_of_range_offset_by_name() -> None:
+    state = OffsetState.of([[P("a", 0, 1)], [P("a", 1, 1)]])
+    with pytest.raises(TypeError, match="offset: must be an int, got bool"):
+        state.with_offsets({TP("a", 0): 4, TP("a", 1): True})
+    with pytest.raises(ValueError, match="offset: must be <= "):
+        state.with_offsets({TP("a", 0): 2**63})

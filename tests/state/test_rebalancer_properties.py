@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from unittest.mock import patch
 
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
@@ -161,6 +162,10 @@ def check_step(
     checked = OffsetState(state.slots)
     assert checked == state
     assert checked.offsets() == state.offsets()
+
+    # The shortcut for a state already balanced gives what the two phases give.
+    with patch("state.rebalancer._already_balanced", return_value=False):
+        assert rebalance(current, slots, sub_states, weights) == result
 
     # 5. Determinism: again, and with every input in another order.
     assert rebalance(current, slots, sub_states, weights) == result

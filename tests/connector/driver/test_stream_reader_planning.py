@@ -66,6 +66,21 @@ def test_a_written_document_comes_back_without_parsing(parses: list[object]) -> 
     assert parses == []
 
 
+def test_a_caller_changing_the_written_dict_changes_nothing_cached(
+    parses: list[object],
+) -> None:
+    cache = CheckpointedDocuments()
+    document = SlotsDocument(WIDE)
+    written = cache.to_dict(document)
+    kept = from_spark(written)
+    written["topics"]["orders"]["offsets"][0] = 999  # the caller's, shared with nobody
+    written["topics"]["orders"]["partitions"][0][1] = 24
+    written["slots"] = 1
+    assert cache.parse(from_spark(kept)) is document
+    assert cache.to_dict(document) == kept
+    assert parses == []
+
+
 def test_a_document_parsed_once_is_reused(parses: list[object]) -> None:
     cache = CheckpointedDocuments()
     data = SlotsDocument(state_of({0: 5})).to_dict()
