@@ -168,6 +168,7 @@ _VALUED_OPTIONS: tuple[tuple[str, Callable[[str], object], str], ...] = (
     ("--avro-records", int, "avro: records in the topic (400000; quick 20000)"),
     ("--partitions-rate", int, "partitions: stream records/s (5000)"),
     ("--partitions-bound", float, "partitions: seconds a whole query may run (300; quick 60)"),
+    ("--partitions-cases", str, "partitions: only these cases, comma-separated (p10000,t100x10)"),
     ("--markdown", Path, "also write the results to this file"),
 )
 """Options with a value: flag, type, help; each defaults to ``None`` (the mode's default)."""
@@ -399,7 +400,10 @@ def _partitions(run: Run) -> list[str]:
     from benchmarks.running_queries.many_partitions import run_partitions
 
     rate = run.args.partitions_rate or 5_000
-    return run_partitions(run.bootstrap, run.args.quick, rate, run.args.partitions_bound, _say)
+    keys = [key.strip() for key in (run.args.partitions_cases or "").split(",") if key.strip()]
+    return run_partitions(
+        run.bootstrap, run.args.quick, rate, run.args.partitions_bound, _say, keys
+    )
 
 
 MODES: dict[str, Mode] = {

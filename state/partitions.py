@@ -85,9 +85,13 @@ def _check_partition(topic: object, partition: object) -> None:
     check_int("partition", partition, 0, MAX_PARTITION, "a Kafka partition id")
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class TopicPartition:
+class TopicPartition(tuple[str, int]):
     """One Kafka partition: the unit the rebalancer assigns to reader slots.
+
+    A tuple ``(topic, partition)`` underneath, so that it hashes, compares and sorts in C:
+    the driver looks tens of thousands of them up per batch, and a dataclass's generated
+    ``__hash__`` and ``__eq__`` run in Python, once per lookup. It therefore also equals the
+    plain tuple ``(topic, partition)``.
 
     Parameters
     ----------
@@ -104,19 +108,38 @@ class TopicPartition:
         When the topic is empty or the partition is out of range; the message names the field.
     """
 
-    topic: str
-    partition: int
+    __slots__ = ()
+    __match_args__ = ("topic", "partition")
 
-    def __post_init__(self) -> None:
+    def __new__(cls, topic: str, partition: int) -> TopicPartition:
         """Validate once, so that the rest of the package can trust the value."""
-        _check_partition(self.topic, self.partition)
+        _check_partition(topic, partition)
+        return tuple.__new__(cls, (topic, partition))
+
+    def __getnewargs__(self) -> tuple[str, int]:  # type: ignore[override]
+        """Pickle as the two fields, validated again when unpickled."""
+        return (self[0], self[1])
+
+    @property
+    def topic(self) -> str:
+        """Topic name."""
+        return self[0]
+
+    @property
+    def partition(self) -> int:
+        """Partition id."""
+        return self[1]
+
+    def __repr__(self) -> str:
+        """Return the constructor call, as a dataclass would."""
+        return f"TopicPartition(topic={self[0]!r}, partition={self[1]!r})"
 
     def __str__(self) -> str:
         """Return Kafka's ``topic-partition`` notation, for messages and logs only.
 
         Never parsed back: topic names may themselves contain ``-``.
         """
-        return f"{self.topic}-{self.partition}"
+        return f"{self[0]}-{self[1]}"
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -256,6 +279,7 @@ def all_plain(values: Iterable[object]) -> bool:
 # constructors are written out rather than made by one generic loop over the setters: the
 # loop costs more than the validation it skips.
 _new = object.__new__
+_new_tuple = tuple.__new__
 
 
 def slot_setters(cls: type, *names: str) -> tuple[Callable[[object, object], None], ...]:
@@ -267,7 +291,6 @@ def slot_setters(cls: type, *names: str) -> tuple[Callable[[object, object], Non
     return tuple(cls.__dict__[name].__set__ for name in names)
 
 
-_TP_TOPIC, _TP_PARTITION = slot_setters(TopicPartition, "topic", "partition")
 _PO_TOPIC, _PO_PARTITION, _PO_OFFSET = slot_setters(PartitionOffset, "topic", "partition", "offset")
 _OR_TOPIC, _OR_PARTITION, _OR_START, _OR_UNTIL = slot_setters(
     OffsetRange, "topic", "partition", "start", "until"
@@ -276,10 +299,7 @@ _OR_TOPIC, _OR_PARTITION, _OR_START, _OR_UNTIL = slot_setters(
 
 def trusted_topic_partition(topic: str, partition: int) -> TopicPartition:
     """``TopicPartition(topic, partition)`` for fields already validated."""
-    value = _new(TopicPartition)
-    _TP_TOPIC(value, topic)
-    _TP_PARTITION(value, partition)
-    return value
+    return _new_tuple(TopicPartition, (topic, partition))
 
 
 def trusted_partition_offset(topic: str, partition: int, offset: int) -> PartitionOffset:

@@ -87,16 +87,27 @@ class Case:
         return f"{self.topics} topics x {self.partitions} partitions"
 
 
-def cases(quick: bool) -> tuple[Case, ...]:
-    """Return the cases of a run; ``quick`` keeps 100 and 1,000 partitions, fewer records."""
+def cases(quick: bool, keys: Sequence[str] = ()) -> tuple[Case, ...]:
+    """Return the cases of a run; ``quick`` keeps 100 and 1,000 partitions, fewer records.
+
+    ``keys`` (``--partitions-cases``) keeps only the cases named, in the run's order, to
+    measure one of them again without the others' half hour.
+    """
     if quick:
-        return (Case("p100", 1, 100, 50_000), Case("p1000", 1, 1_000, 100_000))
-    return (
-        Case("p100", 1, 100, 200_000),
-        Case("p1000", 1, 1_000, 200_000),
-        Case("p10000", 1, 10_000, 200_000),
-        Case("t100x10", 100, 10, 200_000),
-    )
+        chosen = (Case("p100", 1, 100, 50_000), Case("p1000", 1, 1_000, 100_000))
+    else:
+        chosen = (
+            Case("p100", 1, 100, 200_000),
+            Case("p1000", 1, 1_000, 200_000),
+            Case("p10000", 1, 10_000, 200_000),
+            Case("t100x10", 100, 10, 200_000),
+        )
+    unknown = sorted(set(keys) - {case.key for case in chosen})
+    if unknown:
+        known = ", ".join(case.key for case in chosen)
+        msg = f"--partitions-cases: no case {', '.join(unknown)} in this run; choose from {known}"
+        raise SystemExit(msg)
+    return tuple(case for case in chosen if not keys or case.key in keys)
 
 
 @dataclass(frozen=True)
@@ -488,11 +499,12 @@ def run_partitions(
     rate: int,
     whole_bound_s: float | None,
     say: Callable[[str], None] = print,
+    keys: Sequence[str] = (),
 ) -> list[str]:
     """Run the ``--only partitions`` section in its own session; return heading and tables."""
     bound = whole_bound_s if whole_bound_s is not None else (60.0 if quick else 300.0)
     warmup, window = (10.0, 30.0) if quick else (20.0, 60.0)
-    chosen = cases(quick)
+    chosen = cases(quick, keys)
     say(
         f"\nMany partitions: {', '.join(c.description for c in chosen)}; streams at {rate:,} "
         f"records/s, {warmup:.0f} s warm-up, {window:.0f} s measured; whole queries bounded "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.running_queries.many_partitions import (
     Case,
     StreamRun,
@@ -58,3 +60,10 @@ def test_tables_give_ratios_and_say_what_did_not_finish() -> None:
     assert "| 1,000 partitions | kafka | 0 (5,000) | no batch in window | 0 | - |" in text
     assert "| 1,000 partitions | kafka-rescalable | 5,000 (5,000) | yes | 10 | 200 / 400 |" in text
     assert "| 1,000 partitions | < 0.013 | inf | - | - | - | 1.00 | 1.00 |" in text
+
+
+def test_cases_can_be_chosen_by_key_and_an_unknown_key_names_the_choices() -> None:
+    assert [case.key for case in cases(False, ["t100x10", "p10000"])] == ["p10000", "t100x10"]
+    assert [case.key for case in cases(False)] == ["p100", "p1000", "p10000", "t100x10"]
+    with pytest.raises(SystemExit, match="no case p10000 in this run; choose from p100, p1000"):
+        cases(True, ["p10000"])

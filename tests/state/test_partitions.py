@@ -130,3 +130,25 @@ def test_values_built_inside_the_package_equal_checked_ones() -> None:
             fast.topic = "u"  # type: ignore[misc]  # still frozen
     assert PartitionOffset("t", 1, 2).topic_partition == TopicPartition("t", 1)
     assert OffsetRange("t", 1, 2, 9).topic_partition == TopicPartition("t", 1)
+
+
+def test_a_topic_partition_is_its_key_tuple_and_pickles_checked() -> None:
+    """Hashing and comparing in C is why it is a tuple: it must behave as the key it stands for."""
+    tp = TopicPartition("orders", 3)
+    assert tp == ("orders", 3) and hash(tp) == hash(("orders", 3))
+    assert {tp: 1}[("orders", 3)] == 1
+    assert (tp.topic, tp.partition) == ("orders", 3)
+    assert repr(tp) == "TopicPartition(topic='orders', partition=3)"
+    assert str(tp) == "orders-3"
+    assert sorted([TopicPartition("b", 0), TopicPartition("a", 10), TopicPartition("a", 2)]) == [
+        ("a", 2),
+        ("a", 10),
+        ("b", 0),
+    ]
+    copy = pickle.loads(pickle.dumps(tp))
+    assert copy == tp and type(copy) is TopicPartition
+    with pytest.raises(AttributeError):
+        tp.topic = "other"  # type: ignore[misc]
+    unchecked = pickle.dumps(trusted_topic_partition("orders", -1))  # never made by the package
+    with pytest.raises(ValueError, match="partition: must be >= 0"):
+        pickle.loads(unchecked)  # unpickling runs the constructor's checks
