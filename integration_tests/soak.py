@@ -48,6 +48,7 @@ from connector.testing.local_cluster import LocalKafkaCluster
 from integration_tests.fault_helpers import SafeProducer, exactly_once_report
 from integration_tests.kafka_helpers import create_replicated_topic
 from integration_tests.query_process import start_query_process, stop_query_process
+from state import SlotsDocument
 
 PARTITIONS = 8
 _RESTART_AFTER_S = 15.0
@@ -273,7 +274,7 @@ def _slot_history(checkpoint: Path) -> list[int]:
     for path in sorted((checkpoint / "offsets").iterdir(), key=lambda p: int(p.name)):
         if not path.name.isdigit():
             continue
-        slots = len(json.loads(path.read_text().splitlines()[-1])["slots"])
+        slots = SlotsDocument.from_json(path.read_text().splitlines()[-1]).state.num_slots
         if not counts or counts[-1] != slots:
             counts.append(slots)
     return counts

@@ -149,6 +149,11 @@ def slots_of(document: dict) -> list[set[tuple[str, int]]]:
     ]
 
 
+def topic_ids_of(document: dict) -> dict[str, str]:
+    """Return the Kafka topic id of each topic of a slots document (any version, any layout)."""
+    return dict(SlotsDocument.from_dict(document).topic_ids)
+
+
 def slot_count(document: dict) -> int:
     """Return the number of reader slots of a slots document (any version)."""
     return SlotsDocument.from_dict(document).state.num_slots

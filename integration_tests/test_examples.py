@@ -25,8 +25,10 @@ def test_etl_pipeline_writes_the_clean_events(
     # 500 events, 5 malformed, 10 producer retries that the pipeline deduplicates.
     assert f"Produced 510 events (5 malformed, 10 duplicates) to {topic_name}" in done.stdout
     assert "Wrote 495 clean events" in done.stdout
-    # Four partitions, one slot each: the topic layout, dealt round-robin (no slot listed).
-    assert f'"version": 3, "slots": 4, "topics": {{"{topic_name}": {{"offsets": [' in done.stdout
+    # Four partitions, one slot each: the topic layout, dealt round-robin (no slot listed),
+    # the topic's Kafka id in its entry.
+    assert f'"version": 4, "slots": 4, "topics": {{"{topic_name}": {{"id": "' in done.stdout
+    assert '", "offsets": [' in done.stdout
     events = list((tmp_path / "etl" / "events").glob("*.parquet"))
     assert events, "the pipeline wrote no Parquet file"
 

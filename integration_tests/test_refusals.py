@@ -167,8 +167,9 @@ def test_a_corrupt_checkpoint_offset_is_refused_with_what_to_do(
     run_available_now(start())
 
     def not_an_offset(document: dict) -> dict:
-        # One partition in one slot: written in the slot layout, the shorter here.
-        document["slots"][0][topic_name]["0"] = "five"  # valid JSON, not an offset
+        # One partition in one slot: written in the topic layout, the shorter here (the
+        # topic is named once, its id in its entry).
+        document["topics"][topic_name]["offsets"][0] = "five"  # valid JSON, not an offset
         return document
 
     rewrite_last_offset(checkpoint, not_an_offset)
@@ -177,7 +178,7 @@ def test_a_corrupt_checkpoint_offset_is_refused_with_what_to_do(
         start().awaitTermination(120)
     text = str(caught.value)
     assert "CheckpointOffsetError" in text
-    assert f"slots[0]['{topic_name}']['0']: offset must be an integer" in text
+    assert f"topics['{topic_name}']['offsets'][0]: offset must be an integer" in text
     assert "python -m connector.inspect <checkpoint>" in text
     assert "new checkpoint directory" in text
 

@@ -14,6 +14,7 @@ from integration_tests.spark_helpers import (
     run_available_now,
     slots_of,
     start_parquet_stream,
+    topic_ids_of,
 )
 
 BASE_MS = 1_763_700_000_000
@@ -85,11 +86,15 @@ def test_available_now_reads_every_record_once(
 
     documents = offset_log(checkpoint)
     last = documents[max(documents)]
-    assert last["version"] == 3
-    assert set(last["topicIds"]) == {topic_name}, "the topic's Kafka id is kept with its offsets"
-    # Four partitions dealt round-robin to four slots: the topic layout, no slot listed.
+    assert last["version"] == 4
+    assert set(topic_ids_of(last)) == {topic_name}, "the topic's Kafka id is kept with its offsets"
+    # Four partitions dealt round-robin to four slots: the topic layout, no slot listed, the
+    # topic's id in its entry and so no topicIds section.
     assert last["slots"] == 4, "default parallelism is one slot per partition"
-    assert last["topics"] == {topic_name: {"offsets": [100, 100, 100, 100]}}
+    assert last["topics"] == {
+        topic_name: {"id": topic_ids_of(last)[topic_name], "offsets": [100, 100, 100, 100]}
+    }
+    assert "topicIds" not in last
     assert slots_of(last) == [{(topic_name, p)} for p in range(4)]
 
 

@@ -3,7 +3,8 @@
 The offset document keeps each topic's Kafka id. When the re-created topic already holds more
 records than the checkpointed offsets (so offsets alone look fine), the query still fails under
 ``failOnDataLoss=true``; under ``false`` it reads the new topic from its earliest offset,
-every new record once. A checkpoint written before ids were kept (version 1) resumes.
+every new record once. A checkpoint written before ids were kept (version 1) resumes, as do
+those of versions 2 and 3, which kept them in a section of their own.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ from integration_tests.spark_helpers import (
     run_available_now,
     slot_layout,
     start_parquet_stream,
+    topic_ids_of,
 )
+from state import SlotsDocument
+from state.topic_layout import topic_layout
 
 
 def run_to_end(
@@ -67,7 +71,7 @@ def test_recreated_topic_refilled_past_the_checkpoint(
         )
 
     run()
-    first_ids = offset_log(checkpoint)[max(offset_log(checkpoint))]["topicIds"]
+    first_ids = topic_ids_of(offset_log(checkpoint)[max(offset_log(checkpoint))])
     recreate(kafka_bootstrap, topic_name, partitions=2)
     # Three times as many records as were read: every checkpointed offset is now below the
     # new topic's end, so only the topic id can tell the topic is not the same.
@@ -87,7 +91,7 @@ def test_recreated_topic_refilled_past_the_checkpoint(
     positions = sorted((r.partition, r.offset) for r in new_rows.collect())
     assert positions == sorted(fresh), "every record of the new topic once, from its start"
     last = offset_log(checkpoint)[max(offset_log(checkpoint))]
-    assert last["topicIds"][topic_name] != first_ids[topic_name]
+    assert topic_ids_of(last)[topic_name] != first_ids[topic_name]
 
 
 def test_recreated_topic_with_fewer_records_restarts_at_its_earliest(
@@ -108,8 +112,8 @@ def test_recreated_topic_with_fewer_records_restarts_at_its_earliest(
     assert sorted((r.partition, r.offset) for r in new_rows.collect()) == sorted(fresh)
 
 
-@pytest.mark.parametrize("version", [1, 2])
-def test_a_version_1_or_2_checkpoint_resumes_exactly_and_is_written_as_version_3(
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_a_version_1_2_or_3_checkpoint_resumes_exactly_and_is_written_as_version_4(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path, version: int
 ) -> None:
     create_topic(kafka_bootstrap, topic_name, partitions=2)
@@ -120,11 +124,15 @@ def test_a_version_1_or_2_checkpoint_resumes_exactly_and_is_written_as_version_3
         run_to_end(spark, kafka_bootstrap, topic_name, tmp_path)
 
     run()
-    ids = offset_log(checkpoint)[max(offset_log(checkpoint))]["topicIds"]
+    ids = topic_ids_of(offset_log(checkpoint)[max(offset_log(checkpoint))])
 
-    # Rewrite the last offset entry as an older connector wrote it: one map per slot, and
-    # in version 1 no topic ids.
+    # Rewrite the last offset entry as an older connector wrote it: in version 3 the topic
+    # layout with the ids in topicIds; before it, one map per slot, and in version 1 no ids.
     def older(document: dict) -> dict:
+        if version == 3:
+            state = SlotsDocument.from_dict(document).state
+            topics = topic_layout(state)
+            return {"version": 3, "slots": state.num_slots, "topics": topics, "topicIds": ids}
         old = {"version": version, "slots": slot_layout(document)}
         return {**old, "topicIds": ids} if version == 2 else old
 
@@ -133,7 +141,7 @@ def test_a_version_1_or_2_checkpoint_resumes_exactly_and_is_written_as_version_3
     run()
     assert read_positions(spark, output) == sorted(first + later)
     newest = offset_log(checkpoint)[max(offset_log(checkpoint))]
-    assert newest["version"] == 3 and newest["topicIds"] == ids, "v1 learns the ids again"
+    assert newest["version"] == 4 and topic_ids_of(newest) == ids, "v1 learns the ids again"
 
 
 def test_an_end_gone_back_with_the_same_topic_id_goes_on_from_the_new_end(
@@ -150,7 +158,9 @@ def test_an_end_gone_back_with_the_same_topic_id_goes_on_from_the_new_end(
     # As after an unclean leader election: the checkpoint is past the log's end, the topic
     # (its id) the same. It must not be read again from its start.
     def past_the_end(document: dict) -> dict:
-        return {**document, "slots": [{topic_name: {"0": 80}}]}  # one partition, one slot
+        # One partition, one slot, written here in the slot layout; the topic's id kept.
+        slots = [{topic_name: {"0": 80}}]
+        return {"version": 4, "slots": slots, "topicIds": topic_ids_of(document)}
 
     rewrite_last_offset(checkpoint, past_the_end)
     run()

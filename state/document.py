@@ -3,29 +3,36 @@
 The module is long because every refusal of a checkpointed document names the path of the bad
 value and says what to do, and every version of the format is read here.
 
-Version 3 has two layouts and the writer takes the shorter, so a version 3 document is never
-longer than version 2 would be. The *topic layout* (``state.topic_layout``) names each topic
-once, its offsets in an array, and is what thousands of partitions get::
+Version 4, like version 3, has two layouts and the writer takes the shorter, so a document is
+never longer than version 2 would be. The *topic layout* (``state.topic_layout``) names each
+topic once, with its Kafka topic id and its offsets in an array, and is what thousands of
+partitions get::
 
-    {"version": 3, "slots": 1000, "topics": {"<topic>": {"offsets": [<next offset>, ...]}},
-     "topicIds": {"<topic>": "<Kafka topic id>"}}
+    {"version": 4, "slots": 1000,
+     "topics": {"<topic>": {"id": "<Kafka topic id>", "offsets": [<next offset>, ...]}}}
 
 The *slot layout*, version 2's, is one object per reader slot, each in Spark's own per-topic
 form (partition keys are decimal strings), so a person who knows Spark's Kafka checkpoints can
 read ours; a small state is often shorter this way::
 
-    {"version": 3, "slots": [{"<topic>": {"<partition>": <next offset>}}, ...],
+    {"version": 4, "slots": [{"<topic>": {"<partition>": <next offset>}}, ...],
      "topicIds": {"<topic>": "<Kafka topic id>"}}
 
 ``slots`` tells them apart: the number of slots in the topic layout, their array in the slot
-layout. Version 2 is the slot layout alone. ``topicIds`` holds
-Kafka's id of each topic the offsets belong to: a topic deleted and re-created under the same
-name gets a new id, which is how a re-creation between two batches is always noticed, even
-when the new topic already holds more records than the checkpointed offset. Version 1, written
-before topic ids were kept, is the same without ``topicIds``; it is still read (its topics'
-ids are then learned at the next batch). Other top-level
-sections (an event-time section, say) may sit beside ``slots``; they are kept as they are, so
-a connector that adds one does not need a new version of this reader to round-trip them.
+layout. Kafka's topic id of each topic the offsets belong to is kept: a topic deleted and
+re-created under the same name gets a new id, which is how a re-creation between two batches
+is always noticed, even when the new topic already holds more records than the checkpointed
+offset. The slot layout keeps every id in ``topicIds``; the topic layout keeps each in its
+topic's entry, and in ``topicIds`` only the ids of topics that have no entry (a subscribed
+topic without partitions right now), leaving ``topicIds`` out when there are none. The writer
+counts the ids where each layout puts them when it compares the two.
+
+Older versions are still read, as they were written. Version 3 is version 4 with every id in
+``topicIds``, in both layouts (an ``id`` in a version 3 topic entry is refused). Version 2 is
+the slot layout alone. Version 1, written before topic ids were kept, is version 2 without
+``topicIds``; its topics' ids are then learned at the next batch. Other top-level sections
+(an event-time section, say) may sit beside ``slots``; they are kept as they are, so a
+connector that adds one does not need a new version of this reader to round-trip them.
 
 Reading is all or nothing: a document is fully checked before any value is built, and a bad
 one is rejected with an :class:`OffsetDocumentError` that says what is wrong and where.
@@ -61,14 +68,18 @@ from state.topic_layout import TOPICS_KEY, read_topic_layout, topic_layout
 
 __all__ = ["SLOTS_DOCUMENT_VERSION", "SUPPORTED_VERSIONS", "TOPICS_KEY", "SlotsDocument"]
 
-SLOTS_DOCUMENT_VERSION: Final = 3
+SLOTS_DOCUMENT_VERSION: Final = 4
 """The version :meth:`SlotsDocument.to_dict` writes."""
 
-SUPPORTED_VERSIONS: Final = frozenset({1, 2, 3})
+SUPPORTED_VERSIONS: Final = frozenset({1, 2, 3, 4})
 """The versions :meth:`SlotsDocument.from_dict` reads."""
 
 TOPIC_IDS_KEY: Final = "topicIds"
-"""The section of version 2 that maps each topic to its Kafka topic id."""
+"""The section that maps topics to their Kafka topic ids (from version 2 on).
+
+Every topic's id in versions 2 and 3 and in version 4's slot layout; in version 4's topic
+layout only the ids of topics without an entry in ``topics``, the others being in the entries.
+"""
 
 # Never extras. Read in the versions that have them (topicIds from 2, topics from 3), dropped
 # from older ones, which no connector wrote them in: they are not carried forward.
@@ -139,34 +150,47 @@ class SlotsDocument:
         """Return the document as plain, fresh dicts and lists, ready for ``json.dumps``.
 
         Keys come in a fixed order (``version``, ``slots``, ``topics`` in the topic layout,
-        ``topicIds``, then the extras sorted by key; topics sorted; partitions in numeric
-        order, not string order) so the JSON is stable without ``sort_keys``, which would put
-        partition "10" before "2". The layout is the shorter of the two (see the module), in
-        Spark's spacing (``json.dumps`` defaults, as Spark writes the offset log) and in
-        :meth:`to_json`'s; the topic layout on a tie. The same state always takes the same.
+        ``topicIds`` when it holds any id, then the extras sorted by key; topics sorted, each
+        entry's ``id`` first; partitions in numeric order, not string order) so the JSON is
+        stable without ``sort_keys``, which would put partition "10" before "2". The layout is
+        the shorter of the two (see the module), ids included, in Spark's spacing
+        (``json.dumps`` defaults, as Spark writes the offset log) and in :meth:`to_json`'s;
+        the topic layout on a tie. The same state and ids always take the same.
         """
         document: dict[str, Any] = {"version": SLOTS_DOCUMENT_VERSION, **self._layout()}
-        if self.topic_ids:
-            ids = self.topic_ids
-            document[TOPIC_IDS_KEY] = {topic: ids[topic] for topic in sorted(ids)}
         for key in sorted(self.extras):
             document[key] = _sorted_json(self.extras[key])
         return document
 
     def _layout(self) -> dict[str, Any]:
-        """``slots`` (and ``topics``) in the shorter layout, as fresh dicts and lists."""
+        """``slots``, ``topics`` and ``topicIds`` in the shorter layout, fresh dicts and lists."""
         if self._by_topic is None:
-            by_topic = {"slots": self.state.num_slots, TOPICS_KEY: topic_layout(self.state)}
-            if _surely_shorter(by_topic, self.state):
+            by_topic = self._by_topic_sections()
+            if _surely_shorter(by_topic, self.state, self.topic_ids):
                 shorter, by_slot = True, None
             else:
-                by_slot = {"slots": _slot_layout(self.state)}
+                by_slot = self._by_slot_sections()
                 shorter = _never_longer(by_topic, by_slot)
             object.__setattr__(self, "_by_topic", shorter)
             return by_topic if shorter else by_slot
-        if self._by_topic:
-            return {"slots": self.state.num_slots, TOPICS_KEY: topic_layout(self.state)}
-        return {"slots": _slot_layout(self.state)}
+        return self._by_topic_sections() if self._by_topic else self._by_slot_sections()
+
+    def _by_topic_sections(self) -> dict[str, Any]:
+        """Return the topic layout: ids in the entries, ``topicIds`` for topics without one."""
+        ids = self.topic_ids
+        topics = topic_layout(self.state, ids)
+        sections: dict[str, Any] = {"slots": self.state.num_slots, TOPICS_KEY: topics}
+        others = {topic: ids[topic] for topic in sorted(ids) if topic not in topics}
+        if others:
+            sections[TOPIC_IDS_KEY] = others
+        return sections
+
+    def _by_slot_sections(self) -> dict[str, Any]:
+        """Return the slot layout, with every id in ``topicIds``."""
+        sections: dict[str, Any] = {"slots": _slot_layout(self.state)}
+        if self.topic_ids:
+            sections[TOPIC_IDS_KEY] = _all_ids(self.topic_ids)
+        return sections
 
     def to_json(self) -> str:
         """Return compact JSON: the same document always gives the same characters."""
@@ -231,12 +255,19 @@ class SlotsDocument:
         if "slots" not in data:
             msg = f"'slots' is missing: a version {version} document lists its slots"
             raise OffsetDocumentError(msg)
-        state = _read_layout(version, data)
+        state, in_entries = _read_layout(version, data)
         extras = {key: value for key, value in data.items() if key not in _RESERVED}
         for key, value in extras.items():
             _check_no_duplicates(value, key)
         topic_ids = _read_topic_ids(data.get(TOPIC_IDS_KEY, {})) if version >= 2 else {}
-        return cls(state, extras, topic_ids)
+        for topic in sorted(in_entries.keys() & topic_ids.keys()):
+            msg = (
+                f"the id of topic {topic!r} is given twice, here and in "
+                f"{TOPICS_KEY}[{topic!r}]['id']; in version {version}, {TOPIC_IDS_KEY!r} only "
+                f"holds the ids of topics that have no entry in {TOPICS_KEY!r}"
+            )
+            raise OffsetDocumentError(msg, f"{TOPIC_IDS_KEY}[{topic!r}]")
+        return cls(state, extras, {**topic_ids, **in_entries})
 
 
 def _slot_layout(state: OffsetState) -> list[dict[str, dict[str, int]]]:
@@ -250,13 +281,18 @@ def _slot_layout(state: OffsetState) -> list[dict[str, dict[str, int]]]:
     return slots
 
 
-def _surely_shorter(by_topic: dict[str, Any], state: OffsetState) -> bool:
-    """Whether ``by_topic`` is shorter than any slot layout of ``state`` could be.
+def _all_ids(ids: Mapping[str, str]) -> dict[str, str]:
+    return {topic: ids[topic] for topic in sorted(ids)}
+
+
+def _surely_shorter(by_topic: dict[str, Any], state: OffsetState, ids: Mapping[str, str]) -> bool:
+    """Whether ``by_topic`` is shorter than any slot layout of ``state`` and ``ids`` could be.
 
     Building and writing the slot layout costs as much as the topic layout, tens of
     milliseconds at 10,000 partitions, while the slot layout holds at least, per partition,
     ``"<partition>":<offset>`` and one comma or bracket, and in Spark's spacing one space
-    after that colon and after all but one of those commas. Counting those digits is cheap;
+    after that colon and after all but one of those commas; and, after its slots, every id
+    in ``topicIds``, which is small and written here in full. Counting those digits is cheap;
     when the topic layout is shorter than that bound, the slot layout need not be made.
     """
     subs = list(chain.from_iterable(state.slots))
@@ -265,6 +301,11 @@ def _surely_shorter(by_topic: dict[str, Any], state: OffsetState) -> bool:
     )
     least += 4 * len(subs)  # two quotes, a colon, a comma or bracket
     spaced = least + 2 * len(subs) - 1
+    if ids:
+        # ', "topicIds": {...}' in Spark's spacing: the length of '{"topicIds": {...}}'.
+        section = {TOPIC_IDS_KEY: _all_ids(ids)}
+        spaced += len(json.dumps(section))
+        least += len(json.dumps(section, separators=(",", ":"))) - 1
     compact = len(json.dumps(by_topic, separators=(",", ":")))
     return compact <= least and len(json.dumps(by_topic)) <= spaced
 
@@ -272,15 +313,21 @@ def _surely_shorter(by_topic: dict[str, Any], state: OffsetState) -> bool:
 def _never_longer(by_topic: dict[str, Any], by_slot: dict[str, Any]) -> bool:
     """Whether ``by_topic`` is no longer than ``by_slot`` in either spacing.
 
-    The rest of the document is the same in both layouts, so the sections alone decide.
+    The rest of the document is the same in both layouts, so the sections alone decide: each
+    section, ``topicIds`` included, costs the same in the document as in these dicts, plus
+    one separator.
     """
     return len(json.dumps(by_topic)) <= len(json.dumps(by_slot)) and len(
         json.dumps(by_topic, separators=(",", ":"))
     ) <= len(json.dumps(by_slot, separators=(",", ":")))
 
 
-def _read_layout(version: int, data: Mapping[str, Any]) -> OffsetState:
-    """Read the state in the document's layout: an array of slots, or a count and topics."""
+def _read_layout(version: int, data: Mapping[str, Any]) -> tuple[OffsetState, dict[str, str]]:
+    """Read the state in the document's layout, and the ids its topic entries carry.
+
+    An array of slots (versions 1 and 2, and the slot layout of 3 and 4), or a count and
+    topics; ids in the entries from version 4 on.
+    """
     slots = data["slots"]
     if version < 3 or isinstance(slots, Sequence) and not isinstance(slots, str | bytes):
         if version >= 3 and TOPICS_KEY in data:
@@ -289,7 +336,7 @@ def _read_layout(version: int, data: Mapping[str, Any]) -> OffsetState:
                 "slots as an array, which holds the offsets already"
             )
             raise OffsetDocumentError(msg)
-        return _read_slots(slots)
+        return _read_slots(slots), {}
     if isinstance(slots, bool) or not isinstance(slots, int):
         msg = (
             "must be the number of reader slots (with a 'topics' section) or an array with "
@@ -299,7 +346,7 @@ def _read_layout(version: int, data: Mapping[str, Any]) -> OffsetState:
     if TOPICS_KEY not in data:
         msg = f"{TOPICS_KEY!r} is missing: 'slots' is a count, so the offsets are listed by topic"
         raise OffsetDocumentError(msg)
-    return read_topic_layout(slots, data[TOPICS_KEY])
+    return read_topic_layout(slots, data[TOPICS_KEY], with_ids=version >= 4)
 
 
 def _read_topic_ids(section: object) -> dict[str, str]:

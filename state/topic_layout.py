@@ -1,17 +1,24 @@
-"""The topic layout of the slots document (version 3): offsets as arrays, one per topic.
+"""The topic layout of the slots document: offsets as arrays, one per topic, with its id.
 
 The slot layout of versions 1 and 2 writes one object per reader slot, each repeating the
 names of its topics and the number of each partition as a string key. With one slot per
 partition, Spark's default and ours, that is several times the size of Spark's built-in
-offsets at thousands of partitions, and Spark keeps 100 of them. The topic layout names each
-topic once and lists, per topic, the partitions' next offsets in partition order::
+offsets at thousands of partitions, and Spark keeps 100 of them. The topic layout (version 3
+on) names each topic once and lists, per topic, its Kafka topic id and the partitions' next
+offsets in partition order::
 
-    {"version": 3, "slots": 4,
-     "topics": {"orders": {"offsets": [120, 98, 133, 140, 101]},
-                "audit": {"partitions": [0, [5, 7]], "offsets": [9, 9, 9, 9],
+    {"version": 4, "slots": 4,
+     "topics": {"orders": {"id": "b1XqV8AbT0mP3xk2Zc9yWw", "offsets": [120, 98, 133, 140, 101]},
+                "audit": {"id": "Zz9Pq0", "partitions": [0, [5, 7]], "offsets": [9, 9, 9, 9],
                           "slots": [1, 3, 0, 1]}}}
 
 - ``slots`` (top level) is the number of reader slots, empty ones included.
+- ``id`` (version 4) is the topic's Kafka topic id, first in the entry; left out when it is
+  not known (a topic of a version 1 checkpoint, until the next batch learns it). Version 3
+  kept every id in a ``topicIds`` section of its own, which named each topic a second time:
+  with many topics of few partitions that was a third of the document. Version 4's
+  ``topicIds`` only holds the ids of topics without an entry here (a subscribed topic that
+  has no partitions right now), and is left out when there are none.
 - ``partitions`` lists the topic's partitions in increasing order, ``[first, last]`` standing
   for a run of three or more; it is left out when they are ``0 .. n-1``.
 - ``offsets`` holds the next offset to read of each of those partitions, in the same order.
@@ -22,12 +29,13 @@ topic once and lists, per topic, the partitions' next offsets in partition order
   slot at all.
 
 Reading is all or nothing, as for the slot layout: every value is checked before the state is
-built, and a refusal names the path of the bad value.
+built, and a refusal names the path of the bad value. A version 3 entry with an ``id`` is
+refused: that key is version 4's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import groupby
 from operator import itemgetter
 from typing import Any, Final
@@ -42,19 +50,23 @@ __all__ = ["TOPICS_KEY", "read_topic_layout", "topic_layout"]
 TOPICS_KEY: Final = "topics"
 """The section of the topic layout that holds every topic's partitions and offsets."""
 
+_ID: Final = "id"
 _PARTITIONS: Final = "partitions"
 _OFFSETS: Final = "offsets"
 _SLOTS: Final = "slots"
-_TOPIC_KEYS: Final = (_PARTITIONS, _OFFSETS, _SLOTS)
+_TOPIC_KEYS: Final = (_ID, _PARTITIONS, _OFFSETS, _SLOTS)
 _first = itemgetter(0)
 
 
-def topic_layout(state: OffsetState) -> dict[str, Any]:
-    """Return the ``topics`` section of ``state``: per topic, its partitions' offsets and slots.
+def topic_layout(state: OffsetState, ids: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Return the ``topics`` section of ``state``: per topic, its id, offsets and slots.
 
-    Topics come in name order, the keys of each in the order ``partitions``, ``offsets``,
-    ``slots``, so the same state always gives the same JSON.
+    Topics come in name order, the keys of each in the order ``id``, ``partitions``,
+    ``offsets``, ``slots``, so the same state and ids always give the same JSON. ``ids`` maps
+    topics to their Kafka ids; a topic it does not name gets no ``id`` (ids of topics without
+    partitions are the caller's to write elsewhere).
     """
+    ids = ids or {}
     count = state.num_slots
     where = places_of(state)
     topics: dict[str, Any] = {}
@@ -63,6 +75,8 @@ def topic_layout(state: OffsetState) -> dict[str, Any]:
         numbers = [number for _, number in keys]
         places = [where[(topic, number)] for number in numbers]
         entry: dict[str, Any] = {}
+        if topic in ids:
+            entry[_ID] = ids[topic]
         if numbers[-1] != len(numbers) - 1:  # distinct, sorted, >= 0: dense iff it ends at n-1
             entry[_PARTITIONS] = _runs(numbers)
         entry[_OFFSETS] = [offset for _, offset in places]
@@ -91,15 +105,32 @@ def _runs(numbers: list[int]) -> list[int | list[int]]:
     return runs
 
 
-def read_topic_layout(count: object, topics: object) -> OffsetState:
-    """Check a topic layout's slot count and ``topics`` section and build its state.
+def read_topic_layout(
+    count: object, topics: object, *, with_ids: bool
+) -> tuple[OffsetState, dict[str, str]]:
+    """Check a topic layout's slot count and ``topics`` section; build its state and ids.
+
+    Parameters
+    ----------
+    count : object
+        The document's ``slots``: the number of reader slots.
+    topics : object
+        The document's ``topics`` section.
+    with_ids : bool
+        Whether an entry may carry its topic's ``id`` (version 4); refused when not.
+
+    Returns
+    -------
+    tuple of OffsetState and dict
+        The state, and the ids the entries carry, by topic.
 
     Raises
     ------
     OffsetDocumentError
         When a value has the wrong type or range, the arrays of a topic differ in length, a
-        partition is listed twice or out of order, or a slot number is not below the count.
-        The message starts with the path of the bad value.
+        partition is listed twice or out of order, a slot number is not below the count, or
+        an id is not a non-empty string (or is there in version 3). The message starts with
+        the path of the bad value.
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         msg = f"must be the number of reader slots, an integer >= 0, got {kind(count)}"
@@ -110,10 +141,14 @@ def read_topic_layout(count: object, topics: object) -> OffsetState:
         raise OffsetDocumentError(msg, _SLOTS)
     slots: list[list[PartitionOffset]] = [[] for _ in range(count)]
     where: Places = {}
+    ids: dict[str, str] = {}
     dealt = 0
     # Name order, whatever the order of the keys: the round-robin position depends on it.
     for topic in sorted(topics):
-        numbers, offsets, owners = _read_topic(topic, topics[topic], count)
+        entry = topics[topic]
+        numbers, offsets, owners = _read_topic(topic, entry, count)
+        if _ID in entry:
+            ids[topic] = _read_id(entry[_ID], f"{TOPICS_KEY}[{topic!r}][{_ID!r}]", with_ids)
         if owners is None:
             owners = [(dealt + k) % count for k in range(len(numbers))]
         dealt += len(numbers)
@@ -121,7 +156,20 @@ def read_topic_layout(count: object, topics: object) -> OffsetState:
             slots[slot].append(trusted_partition_offset(topic, number, offset))
             where[(topic, number)] = (slot, offset)
     # Topics in name order and partitions in number order: every slot is sorted already.
-    return trusted_state(tuple(map(tuple, slots)), where)
+    return trusted_state(tuple(map(tuple, slots)), where), ids
+
+
+def _read_id(value: object, path: str, with_ids: bool) -> str:
+    """Check an entry's ``id``: a non-empty string, and only in a version 4 document."""
+    if not with_ids:
+        msg = (
+            f"'{_ID}' is a key of version 4 documents; a version 3 document keeps its topic ids "
+            "in 'topicIds'"
+        )
+        raise OffsetDocumentError(msg, path)
+    if not isinstance(value, str) or not value:
+        raise OffsetDocumentError(f"a topic id must be a non-empty string, got {kind(value)}", path)
+    return value
 
 
 def _read_topic(
@@ -132,11 +180,12 @@ def _read_topic(
     if not isinstance(topic, str) or not topic:
         msg = f"topic names must be non-empty strings, got {topic!r}"
         raise OffsetDocumentError(msg, TOPICS_KEY)
-    must_be = f"an object with '{_OFFSETS}' (and maybe '{_PARTITIONS}', '{_SLOTS}')"
+    must_be = f"an object with '{_OFFSETS}' (and maybe '{_ID}', '{_PARTITIONS}', '{_SLOTS}')"
     check_object(entry, here, must_be, "key")
     unknown = sorted(set(entry) - set(_TOPIC_KEYS), key=str)
     if unknown:
-        msg = f"unknown key {unknown[0]!r}; a topic has '{_PARTITIONS}', '{_OFFSETS}', '{_SLOTS}'"
+        known = ", ".join(f"'{key}'" for key in _TOPIC_KEYS)
+        msg = f"unknown key {unknown[0]!r}; a topic has {known}"
         raise OffsetDocumentError(msg, here)
     if _OFFSETS not in entry:
         raise OffsetDocumentError(f"'{_OFFSETS}' is missing", here)

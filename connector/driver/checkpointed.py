@@ -111,12 +111,15 @@ def _same_json(data: dict[str, Any], seen: dict[str, Any]) -> bool:
 
 
 def _same_topics(topics: Any, seen: dict[str, Any]) -> bool:
-    """Check the topic layout's ``topics``: per topic, arrays of ``int`` and partition runs."""
+    """Check the topic layout's ``topics``: per topic, its id, arrays of ``int``, runs."""
     if type(topics) is not dict or not set(map(type, topics.values())) <= {dict}:
         return False
     for topic, entry in topics.items():
         for key, value in entry.items():
-            if key == "partitions":  # short: runs of partitions, at most one item per gap
+            if key == "id":  # the topic's Kafka id, a string (version 4)
+                if type(value) is not str:
+                    return False
+            elif key == "partitions":  # short: runs of partitions, at most one item per gap
                 if not _same_value(value, seen[topic][key]):
                     return False
             elif type(value) is not list or not set(map(type, value)) <= {int}:

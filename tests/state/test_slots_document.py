@@ -33,7 +33,7 @@ STATE = OffsetState.of(
 def test_to_dict_has_the_documented_shape_in_a_fixed_key_order() -> None:
     document = SlotsDocument(STATE).to_dict()
     assert document == {  # small: the slot layout is shorter than the topic layout
-        "version": 3,
+        "version": 4,
         "slots": [
             {"audit": {"0": 0}, "orders": {"2": 5, "10": 7}},
             {},
@@ -48,7 +48,7 @@ def test_to_dict_has_the_documented_shape_in_a_fixed_key_order() -> None:
 def test_to_json_is_compact_and_stable() -> None:
     text = SlotsDocument(STATE).to_json()
     assert text == (
-        '{"version":3,"slots":[{"audit":{"0":0},"orders":{"2":5,"10":7}},{},'
+        '{"version":4,"slots":[{"audit":{"0":0},"orders":{"2":5,"10":7}},{},'
         '{"orders":{"0":123456789012}}]}'
     )
     shuffled = OffsetState.of(
@@ -74,7 +74,7 @@ def test_unknown_top_level_sections_are_preserved_and_written_sorted() -> None:
     document = SlotsDocument.from_json(text)
     assert dict(document.extras) == {"zeta": [1, {"b": 1, "a": 2}], "alpha": True}
     assert document.to_json() == (
-        '{"version":3,"slots":[{"t":{"0":1}}],"alpha":true,"zeta":[1,{"a":2,"b":1}]}'
+        '{"version":4,"slots":[{"t":{"0":1}}],"alpha":true,"zeta":[1,{"a":2,"b":1}]}'
     )
 
 
@@ -122,14 +122,14 @@ def test_a_topic_with_no_partition_in_a_slot_is_accepted_and_dropped() -> None:
     ("text", "expected"),
     [
         (
-            '{"version":4,"slots":[]}',
-            "version: unsupported version 4; this connector reads version 1, 2, 3",
+            '{"version":5,"slots":[]}',
+            "version: unsupported version 5; this connector reads version 1, 2, 3, 4",
         ),
         ('{"version":0,"slots":[]}', "version: unsupported version 0"),
         ('{"version":"1","slots":[]}', "version: must be an integer, got string '1'"),
         ('{"version":true,"slots":[]}', "version: must be an integer, got boolean true"),
         ('{"version":1.0,"slots":[]}', "version: must be an integer, got number 1.0"),
-        ('{"slots":[]}', "'version' is missing; supported versions: version 1, 2, 3"),
+        ('{"slots":[]}', "'version' is missing; supported versions: version 1, 2, 3, 4"),
         ('{"version":1}', "'slots' is missing"),
         (
             '{"version":1,"slots":{}}',
@@ -362,7 +362,7 @@ def test_any_document_round_trips_to_the_same_bytes(
     assert SlotsDocument(OffsetState.of(reversed(s) for s in state.slots), extras).to_json() == text
 
 
-def test_version_3_keeps_topic_ids_in_a_section_of_their_own() -> None:
+def test_the_slot_layout_keeps_topic_ids_in_a_section_of_their_own() -> None:
     document = SlotsDocument(STATE, topic_ids={"orders": "b1Xq", "audit": "Zz9"})
     data = document.to_dict()
     assert list(data) == ["version", "slots", "topicIds"]
@@ -373,10 +373,10 @@ def test_version_3_keeps_topic_ids_in_a_section_of_their_own() -> None:
     assert parsed.topic_ids == {"audit": "Zz9", "orders": "b1Xq"}
 
 
-def test_a_version_1_document_is_read_without_topic_ids_and_written_as_version_3() -> None:
+def test_a_version_1_document_is_read_without_topic_ids_and_written_as_version_4() -> None:
     document = SlotsDocument.from_json('{"version":1,"slots":[{"t":{"0":1}}]}')
     assert document.topic_ids == {}
-    assert document.to_json() == '{"version":3,"slots":[{"t":{"0":1}}]}'
+    assert document.to_json() == '{"version":4,"slots":[{"t":{"0":1}}]}'
 
 
 @pytest.mark.parametrize(

@@ -94,7 +94,7 @@ def test_a_document_parsed_once_is_reused(parses: list[object]) -> None:
     [
         (("slots", 0, "orders", "0"), True),  # True == 1, but no offset
         (("slots", 0, "orders", "0"), 1.0),  # 1.0 == 1, but no offset
-        (("version",), 3.0),  # 3.0 == 3, but no version
+        (("version",), 4.0),  # 4.0 == 4, but no version
     ],
 )
 def test_equal_but_not_identical_values_are_still_refused(
@@ -117,6 +117,18 @@ WIDE = state_of(
     *({p: 100 + p for p in range(2 * n, 2 * n + 2)} for n in range(12)),
     {40: 7, 41: 7, 42: 7, 50: 9},
 )
+
+
+def test_a_topic_layout_with_ids_in_its_entries_comes_back_without_parsing(
+    parses: list[object],
+) -> None:
+    cache = CheckpointedDocuments()
+    document = SlotsDocument(WIDE, topic_ids={"orders": "b1XqV8AbT0mP3xk2Zc9yWw", "gone": "Zz9"})
+    written = cache.to_dict(document)
+    assert written["topics"]["orders"]["id"] == "b1XqV8AbT0mP3xk2Zc9yWw"
+    assert written["topicIds"] == {"gone": "Zz9"}
+    assert cache.parse(from_spark(written)) is document
+    assert parses == []
 
 
 @pytest.mark.parametrize(
