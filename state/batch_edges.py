@@ -53,13 +53,13 @@ def clip_to(
 
 def backlog_report(end: OffsetState, latest: Mapping[TopicPartition, int]) -> dict[str, Any]:
     """Sum, per slot, the records between each partition's batch end and its latest offset."""
-    latest_at = {(tp.topic, tp.partition): offset for tp, offset in latest.items()}
+    # A TopicPartition hashes and compares as its (topic, partition) key: looked up with one.
+    latest_at = latest.get
     per_slot = []
     values = []
     for slot in end.slots:
         behind = [
-            max(0, latest_at.get((sub.topic, sub.partition), sub.offset) - sub.offset)
-            for sub in slot
+            max(0, latest_at((sub.topic, sub.partition), sub.offset) - sub.offset) for sub in slot
         ]
         per_slot.append(sum(behind))
         values.extend(behind)

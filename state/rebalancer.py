@@ -221,12 +221,9 @@ def _already_balanced(
         return False
     if max(counts) <= 1:
         return True  # one partition a slot: no load is over the heaviest single weight
-    # Loads over the live partitions only, as the full path weighs them.
-    weight = {
-        key: value
-        for key, value in zip(map(partition_key, weights), values, strict=True)
-        if key in where
-    }
+    # Loads over the live partitions only, as the full path weighs them. A TopicPartition is
+    # its (topic, partition) key, so the places are looked up with it directly.
+    weight = {tp: value for tp, value in weights.items() if tp in where}
     heaviest = max(weight.values(), default=0)
     limit = sum(weight.values()) + heaviest * target_slots
     get = weight.get

@@ -73,6 +73,9 @@ class CheckpointedDocuments:
         return made
 
 
+_LEAVES = frozenset({int, str, float, bool, type(None)})
+
+
 def _copy(value: Any) -> Any:
     """Copy a JSON value into fresh dicts and lists, sharing only the immutable leaves.
 
@@ -86,9 +89,6 @@ def _copy(value: Any) -> Any:
             return list(value)
         return [_copy(item) for item in value]
     return value
-
-
-_LEAVES = frozenset({int, str, float, bool, type(None)})
 
 
 def _same_json(data: dict[str, Any], seen: dict[str, Any]) -> bool:
