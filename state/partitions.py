@@ -256,7 +256,9 @@ class OffsetRange:
 
 PartitionKey = tuple[str, int]
 """A partition as a plain ``(topic, partition)`` tuple: it hashes and compares in C and sorts
-exactly like :class:`TopicPartition`, whose generated ``__hash__`` and ``__lt__`` run in Python."""
+exactly like :class:`TopicPartition`, which is such a tuple underneath: the key of a
+``PartitionOffset`` or ``OffsetRange``, whose generated ``__hash__`` and ``__lt__`` run in
+Python."""
 
 partition_key: Callable[[Any], PartitionKey] = attrgetter("topic", "partition")
 """The :data:`PartitionKey` of any of the three value types."""

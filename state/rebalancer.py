@@ -60,8 +60,8 @@ __all__ = ["Rebalance", "rebalance"]
 # live partitions up by topic, then partition number: no object is made per partition, and
 # the C-level passes (map, all, slicing) do the per-partition work. A tuple key per
 # partition would do, but hundreds of thousands of new objects make the cycle collector run
-# full passes that cost more than the rest. Weights, given by TopicPartition (its generated
-# ``__hash__`` runs in Python), are kept by ``partition_key`` tuples. Every list of sub-states
+# full passes that cost more than the rest. Weights are kept by ``partition_key`` tuples,
+# which a TopicPartition equals and hashes like. Every list of sub-states
 # passed around here is in ``(topic, partition)`` order unless said otherwise, so the result
 # needs no sorting.
 _Live = dict[str, dict[int, PartitionOffset]]
