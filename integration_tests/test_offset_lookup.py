@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 import pytest
 from confluent_kafka import IsolationLevel, Producer, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
 
 from connector.config.options import parse_options
 from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
@@ -224,3 +224,35 @@ def test_look_up_sees_a_topic_re_created_between_batches(
     assert again.topic_ids == found.topic_ids
     assert after.topic_ids == {topic_name: new_id} != found.topic_ids
     assert later.latest == {TopicPartition(topic_name, 0): 0, TopicPartition(topic_name, 1): 0}
+
+
+def test_look_up_sees_new_partitions_and_a_named_topic_one_batch_later(
+    kafka_bootstrap: str, topic_name: str
+) -> None:
+    """What is created while a batch is planned joins the batch after the next one.
+
+    ``subscribe`` lists no topics: the description read after a batch's offsets is the next
+    batch's partition list.
+    """
+    create_topic(kafka_bootstrap, topic_name, partitions=2)
+    absent = f"{topic_name}-later"
+    options = parse_options(
+        {"kafka.bootstrap.servers": kafka_bootstrap, "subscribe": f"{topic_name},{absent}"},
+        "stream",
+    )
+    with KafkaMetadata(options, timeout_s=10.0) as kafka:
+        subscription = options.subscription
+        first, _ = kafka.look_up_and_plan(subscription, _as_found)
+        admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+        admin.create_partitions([NewPartitions(topic_name, 3)])[topic_name].result(30)
+        wait_for_topic(kafka_bootstrap, topic_name, 3)
+        create_topic(kafka_bootstrap, absent, partitions=1)
+        planned_before, _ = kafka.look_up_and_plan(subscription, _as_found)
+        seen, now = kafka.look_up_and_plan(subscription, _as_found)
+    old = {TopicPartition(topic_name, p) for p in range(2)}
+    everything = old | {TopicPartition(topic_name, 2), TopicPartition(absent, 0)}
+    assert first.missing == (absent,) and first.partitions == old
+    assert planned_before.partitions == old, "planned from the check after the last batch"
+    assert seen.partitions == everything and seen.missing == ()
+    assert set(seen.topic_ids) == {topic_name, absent}
+    assert now.latest == dict.fromkeys(everything, 0)

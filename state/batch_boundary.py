@@ -34,7 +34,7 @@ from state.partitions import (
     describe_partitions,
     trusted_partition_offset,
 )
-from state.rebalancer import Rebalance, rebalance
+from state.rebalancer import Rebalance, rebalance, settled
 from state.topic_identity import carried_topic_ids, recreated_topics
 
 __all__ = [
@@ -334,15 +334,18 @@ def plan_batch_end(
     joining = {tp: earliest[tp] for tp in carried.joining}
     starts = {tp: known.get(tp, joining.get(tp, 0)) for tp in carried.live}
     weights = {tp: max(0, latest[tp] - at) for tp, at in starts.items()}
-    # The known offsets come from a checked document; Kafka's earliest ones are checked here.
-    sub_states = [
-        trusted_partition_offset(tp.topic, tp.partition, at)
-        if tp in known
-        else PartitionOffset(tp.topic, tp.partition, at)
-        for tp, at in starts.items()
-    ]
     current = document.state
-    result = rebalance(current, slots, sub_states, weights)
+    if settled(current, slots, starts, weights):
+        result = Rebalance(current, frozenset(), (), ())  # what rebalance would answer
+    else:
+        # The known offsets come from a checked document; Kafka's earliest ones are checked.
+        sub_states = [
+            trusted_partition_offset(tp.topic, tp.partition, at)
+            if tp in known
+            else PartitionOffset(tp.topic, tp.partition, at)
+            for tp, at in starts.items()
+        ]
+        result = rebalance(current, slots, sub_states, weights)
     end_state = result.state.with_offsets({**joining, **final} if joining else final)
     backlog = backlog_report(end_state, latest)
     sections = {k: v for k, v in document.extras.items() if k != EVENT_TIME_KEY}

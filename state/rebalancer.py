@@ -54,7 +54,7 @@ from state.partitions import (
     trusted_topic_partition,
 )
 
-__all__ = ["Rebalance", "rebalance"]
+__all__ = ["Rebalance", "rebalance", "settled"]
 
 # Speed, for 100,000 partitions. The algorithm moves the sub-states themselves and looks
 # live partitions up by topic, then partition number: no object is made per partition, and
@@ -188,26 +188,43 @@ def rebalance(
     )
 
 
-def _already_balanced(
+def settled(
     current: OffsetState,
     target_slots: int,
-    live: list[PartitionOffset],
-    weights: Mapping[TopicPartition, int] | None,
+    live: Iterable[TopicPartition],
+    weights: Mapping[TopicPartition, int] | None = None,
 ) -> bool:
-    """Whether ``current`` is the answer as it stands: stickiness (4) says it is returned.
+    """Whether :func:`rebalance` would return ``current`` unchanged, as stickiness (4) says.
 
     That is the steady state of a running query, once per batch: the same slots, the same
-    partitions, still balanced. Told in a few C-level passes instead of the two phases,
-    which at 10,000 partitions cost more than the rest of a batch's planning. Anything
-    unusual (a value that is not plainly a ``PartitionOffset`` or ``TopicPartition``, a bad
-    weight, a partition given twice) answers ``False``: the full path checks it and names
+    partitions, still balanced. Told from the live partitions' names alone, in a few C-level
+    passes, so that a caller need not make the sub-states :func:`rebalance` takes (at 10,000
+    partitions, making them and running the two phases cost more than the rest of a batch's
+    planning). Anything unusual (a value that is not plainly a ``TopicPartition``, a bad
+    weight, a partition given twice) answers ``False``: :func:`rebalance` checks it and names
     the problem.
     """
-    if current.num_slots != target_slots or not all_plain(live):
+    if not isinstance(current, OffsetState) or type(target_slots) is not int or target_slots < 1:
+        return False
+    live = list(live)
+    if not set(map(type, live)) <= {TopicPartition}:
+        return False
+    # A TopicPartition equals and hashes as its (topic, partition) key.
+    return _settled(current, target_slots, set(live), len(live), weights)
+
+
+def _settled(
+    current: OffsetState,
+    target_slots: int,
+    keys: set[PartitionKey],
+    given: int,
+    weights: Mapping[TopicPartition, int] | None,
+) -> bool:
+    """:func:`settled` for the ``(topic, partition)`` keys of ``given`` live values."""
+    if current.num_slots != target_slots:
         return False
     where = places_of(current)
-    keys = set(map(partition_key, live))
-    if len(keys) != len(live) or keys != where.keys():
+    if given != len(keys) or keys != where.keys():
         return False
     counts = list(map(len, current.slots))
     if max(counts) - min(counts) > 1 or not all_plain(chain.from_iterable(current.slots)):
@@ -231,6 +248,18 @@ def _already_balanced(
         sum(get(partition_key(sub), 0) for sub in slot) * target_slots <= limit
         for slot in current.slots
     )
+
+
+def _already_balanced(
+    current: OffsetState,
+    target_slots: int,
+    live: list[PartitionOffset],
+    weights: Mapping[TopicPartition, int] | None,
+) -> bool:
+    """:func:`settled`, for the sub-states :func:`rebalance` was given."""
+    if not all_plain(live):
+        return False
+    return _settled(current, target_slots, set(map(partition_key, live)), len(live), weights)
 
 
 def _live_sub_states(live: Iterable[PartitionOffset]) -> _Live:

@@ -26,7 +26,12 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
-from connector.config.options import AssignPartitions, KafkaSourceOptions, Subscription
+from connector.config.options import (
+    AssignPartitions,
+    KafkaSourceOptions,
+    SubscribePattern,
+    Subscription,
+)
 from connector.driver.kafka_errors import (
     authentication_failed,
     gave_up,
@@ -130,8 +135,8 @@ class KafkaMetadata:
         self._closed = False
         # Each partition's TopicPartition, made (and validated) once per reader, not per batch.
         self._known: dict[tuple[str, int], TopicPartition] = {}
-        # The topic ids read after the last batch's offsets (see look_up_and_plan).
-        self._checked_ids: dict[str, str] = {}
+        # The topics described after the last batch's offsets (see look_up_and_plan).
+        self._checked: LiveTopics | None = None
 
     def __enter__(self) -> KafkaMetadata:
         """Use the client for one block; it is closed when the block ends."""
@@ -177,28 +182,26 @@ class KafkaMetadata:
         costs as much again in Python, so the two overlap instead of adding up. ``plan`` may
         then run more than once; it must not commit anything outside the reader.
 
-        The ids read before the offsets may be those read after the previous batch's
-        offsets, when they cover the same topics: Kafka never gives an id twice, so equal
-        ids then and now still mean that no topic was re-created in between, and a batch
-        pays one topic description instead of two.
+        What a batch starts from may be what was read after the previous batch's offsets:
+        Kafka never gives an id twice, so equal ids then and now still mean that no topic was
+        re-created in between, and a batch pays one topic description instead of two. For
+        ``subscribe`` and ``assign``, that description also lists the partitions, so no
+        listing of the cluster's topics is made either: a partition or a named topic created
+        while a batch is planned joins one batch later than a fresh listing would show it
+        (Spark's built-in source sees them when its consumer's metadata is next refreshed).
         """
         for attempt in range(3):
-            found = self.live(subscription)
-            topics = sorted({tp.topic for tp in found.partitions})
-            before = self._checked_ids
-            if attempt or not topics or not before.keys() >= set(topics):
-                before = self.topic_ids(topics)
-            else:
-                before = {topic: before[topic] for topic in topics}
+            found = self._before(subscription, fresh=attempt > 0)
+            before = dict(found.topic_ids)
             latest = self.latest(found.partitions)
-            asked = self._ask_topic_ids(list(before))
-            found = LiveTopics(found.partitions, before, found.missing)
+            asking = _described_topics(subscription, before)
+            asked = self._ask_description(asking)
             try:
                 planned, failure = plan(found, KafkaNow(found.partitions, before, latest)), None
             except Exception as exc:  # noqa: BLE001 - raised below unless the ids changed
                 planned, failure = None, exc
-            after = self._answer_topic_ids(asked, list(before))
-            self._checked_ids = after
+            self._checked = checked = self._answer_description(asked, asking)
+            after = {t: checked.topic_ids[t] for t in before if t in checked.topic_ids}
             if after == before:
                 if failure is not None:
                     raise failure
@@ -209,6 +212,27 @@ class KafkaMetadata:
         )
         raise KafkaMetadataError(msg)
 
+    def _before(self, subscription: Subscription, fresh: bool) -> LiveTopics:
+        """Return what a batch is planned from: partitions, their topics' ids, missing topics.
+
+        Taken from the description read after the last batch's offsets unless ``fresh``
+        (see :meth:`look_up_and_plan`); ``subscribePattern`` lists the cluster's topics
+        every time, as only a listing shows a new topic that matches.
+        """
+        checked = None if fresh else self._checked
+        if not isinstance(subscription, SubscribePattern):
+            if checked is None:
+                checked = self._description(subscription.topics)
+            return _narrowed(subscription, checked)
+        found = self.live(subscription)
+        topics = sorted({tp.topic for tp in found.partitions})
+        known = checked.topic_ids if checked is not None else {}
+        if not topics or not known.keys() >= set(topics):
+            ids = self.topic_ids(topics)
+        else:
+            ids = {topic: known[topic] for topic in topics}
+        return LiveTopics(found.partitions, ids, found.missing)
+
     def live(self, subscription: Subscription, with_ids: bool = False) -> LiveTopics:
         """Return the subscription's partitions, missing topics and, with ``with_ids``, ids.
 
@@ -217,6 +241,8 @@ class KafkaMetadata:
         KafkaAuthorizationError
             When the principal may not describe a subscribed topic.
         """
+        if with_ids and not isinstance(subscription, SubscribePattern):
+            return _narrowed(subscription, self._description(subscription.topics))
         metadata = self._retry(
             "list topics",
             lambda client, timeout: client.list_topics(timeout=timeout),
@@ -227,8 +253,8 @@ class KafkaMetadata:
         for name, topic in metadata.topics.items():
             if not subscription.matches(name):
                 continue
-            if name.startswith("__") and not isinstance(subscription, AssignPartitions):
-                continue  # Kafka's internal topics never match a pattern, as in Java
+            if name.startswith("__") and isinstance(subscription, SubscribePattern):
+                continue  # Kafka's internal topics never match a pattern; named, they count
             if topic.error is not None:
                 if topic.error.code() == _TOPIC_AUTHORIZATION_FAILED:
                     forbidden.append(name)
@@ -262,18 +288,28 @@ class KafkaMetadata:
 
         One describe-topics request for all of them.
         """
+        return dict(self._description(topics).topic_ids)
+
+    def _description(self, topics: Collection[str]) -> LiveTopics:
+        """Describe ``topics`` in one request: their partitions, ids and which do not exist.
+
+        Raises
+        ------
+        KafkaAuthorizationError
+            When the principal may not describe one of them.
+        """
         if not topics:
-            return {}
+            return LiveTopics(frozenset())
         return self._retry(
             "describe topics",
-            lambda _, timeout: self._ids_of(self._describe(topics, timeout)),
+            lambda _, timeout: self._description_of(self._describe(topics, timeout)),
         )
 
-    def _ask_topic_ids(self, topics: Collection[str]) -> dict[str, Any] | None:
+    def _ask_description(self, topics: Collection[str]) -> dict[str, Any] | None:
         """Send a describe-topics request and return its futures, without waiting for them.
 
         ``None`` when there is nothing to ask or the request could not be sent:
-        :meth:`_answer_topic_ids` then asks again, with the retries.
+        :meth:`_answer_description` then asks again, with the retries.
         """
         if not topics:
             return None
@@ -282,18 +318,18 @@ class KafkaMetadata:
         except Exception:  # noqa: BLE001 - asked again, with retries, for the answer
             return None
 
-    def _answer_topic_ids(
+    def _answer_description(
         self, asked: dict[str, Any] | None, topics: Collection[str]
-    ) -> dict[str, str]:
-        """Wait for what :meth:`_ask_topic_ids` sent; ask again with retries if it failed."""
+    ) -> LiveTopics:
+        """Wait for what :meth:`_ask_description` sent; ask again with retries if it failed."""
         if asked is not None:
             try:
-                return self._ids_of(asked)
+                return self._description_of(asked)
             except (KafkaAuthorizationError, KafkaAuthenticationError):
                 raise
             except Exception:  # noqa: BLE001 - a broker restarting: the retrying lookup waits
                 pass
-        return self.topic_ids(topics)
+        return self._description(topics)
 
     def _describe(self, topics: Collection[str], timeout: float) -> dict[str, Any]:
         """Send one describe-topics request; return a future per topic."""
@@ -303,25 +339,40 @@ class KafkaMetadata:
             self._admin = admin_client(self._options, self._errors)
         return self._admin.describe_topics(TopicCollection(list(topics)), request_timeout=timeout)
 
-    def _ids_of(self, futures: Mapping[str, Any]) -> dict[str, str]:
-        """Wait for a describe-topics answer; a topic deleted meanwhile is left out."""
+    def _description_of(self, futures: Mapping[str, Any]) -> LiveTopics:
+        """Wait for a describe-topics answer; a topic that does not exist is ``missing``.
+
+        Raises
+        ------
+        KafkaAuthorizationError
+            Naming every described topic the principal may not describe.
+        """
         from confluent_kafka import KafkaException
 
-        ids = {}
+        found: list[TopicPartition] = []
+        ids: dict[str, str] = {}
+        missing: list[str] = []
+        forbidden: list[str] = []
         for name, future in futures.items():
             try:
-                topic_id = str(future.result().topic_id)
-                if topic_id != _NO_TOPIC_ID:  # brokers before Kafka 2.8 have no ids
-                    ids[name] = topic_id
+                description = future.result()
             except KafkaException as exc:
                 error = exc.args[0] if exc.args else None
                 code = error.code() if hasattr(error, "code") else None
                 if code in _UNKNOWN_TOPIC:
-                    continue  # deleted since it was listed: the next batch sees it gone
+                    missing.append(name)  # or deleted since it was listed
+                    continue
                 if code == _TOPIC_AUTHORIZATION_FAILED:
-                    raise not_authorized([name], "DESCRIBE", self._options) from exc
+                    forbidden.append(name)
+                    continue
                 raise
-        return ids
+            topic_id = str(description.topic_id)
+            if topic_id != _NO_TOPIC_ID:  # brokers before Kafka 2.8 have no ids
+                ids[name] = topic_id
+            found.extend(self._topic_partitions(name, [p.id for p in description.partitions]))
+        if forbidden:
+            raise not_authorized(sorted(forbidden), "DESCRIBE", self._options)
+        return LiveTopics(frozenset(found), ids, tuple(sorted(missing)))
 
     def _topic_partitions(self, topic: str, numbers: Iterable[int]) -> list[TopicPartition]:
         known = self._known
@@ -520,6 +571,27 @@ def _offsets(found: list[Any], asked: Collection[TopicPartition]) -> dict[TopicP
         missing = describe_partitions([tp for tp in ours.values() if tp not in offsets])
         raise KafkaMetadataError(f"no offset came back for {missing}")
     return offsets
+
+
+def _narrowed(subscription: Subscription, described: LiveTopics) -> LiveTopics:
+    """Keep the part of a description of the named topics that the subscription covers.
+
+    ``assign`` keeps its assigned partitions only, and the ids of the topics that still have
+    partitions, as a listing of the cluster would give them.
+    """
+    if not isinstance(subscription, AssignPartitions):
+        return described
+    partitions = described.partitions & subscription.partitions
+    topics = {tp.topic for tp in partitions}
+    ids = {topic: id_ for topic, id_ in described.topic_ids.items() if topic in topics}
+    return LiveTopics(partitions, ids, described.missing)
+
+
+def _described_topics(subscription: Subscription, ids: Mapping[str, str]) -> list[str]:
+    """Name the topics to describe after a batch's offsets: the named ones, or those with ids."""
+    if isinstance(subscription, SubscribePattern):
+        return list(ids)
+    return list(subscription.topics)
 
 
 def _first_partitions(partitions: Collection[TopicPartition]) -> str:

@@ -18,6 +18,7 @@ from state import (
     TopicPartition,
     rebalance,
 )
+from state.rebalancer import settled
 
 P = PartitionOffset
 TP = TopicPartition
@@ -118,6 +119,25 @@ def test_balanced_state_is_returned_unchanged() -> None:
     live = [P(tp.topic, tp.partition, 999) for tp in current.partitions()]
     result = rebalance(current, 3, live)
     assert result == Rebalance(current, frozenset(), (), ())
+
+
+def test_settled_is_told_from_names_and_says_no_to_anything_unusual() -> None:
+    current = OffsetState.of(
+        [[P("a", 0, 1), P("a", 1, 2)], [P("b", 0, 3), P("b", 1, 4)], [P("c", 0, 5), P("c", 1, 6)]]
+    )
+    names = sorted(current.partitions())
+    assert settled(current, 3, names)
+    assert settled(current, 3, names, {TP("a", 0): 5, TP("b", 0): 5})
+    heavy = {TP("a", 0): 10, TP("a", 1): 10}  # 20 in one slot: over 20 / 3 + 10
+    assert not settled(current, 3, names, heavy)
+    assert rebalance(current, 3, [sub for slot in current.slots for sub in slot], heavy).moved
+    assert not settled(current, 2, names)  # another slot count
+    assert not settled(current, 3, names[:-1])  # a partition gone
+    assert not settled(current, 3, [*names, TP("d", 0)])  # one joined
+    assert not settled(current, 3, [*names, names[0]])  # given twice
+    assert not settled(current, 3, [(tp.topic, tp.partition) for tp in names])  # plain tuples
+    assert not settled(current, 0, names)
+    assert not settled(current, 3, names, {TP("a", 0): -1})
 
 
 def test_live_offset_is_ignored_for_known_partitions_and_used_for_new_ones() -> None:

@@ -17,10 +17,12 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from state import OffsetState, PartitionOffset, Rebalance, TopicPartition, rebalance
-from state.rebalancer import (  # phase 1 only, to state the weighted bound
+from state.rebalancer import (  # phase 1 only, to state the weighted bound; the shortcut
+    _already_balanced,
     _balance_counts,
     _place_evenly,
     _place_lightest_first,
+    settled,
 )
 
 TOPICS = ("a", "b", "orders", "orders-1", "ü")
@@ -166,6 +168,14 @@ def check_step(
     # The shortcut for a state already balanced gives what the two phases give.
     with patch("state.rebalancer._already_balanced", return_value=False):
         assert rebalance(current, slots, sub_states, weights) == result
+    # Told from the partitions' names (the batch planner's question), it says the same, and
+    # whenever it says "settled" the full path changes nothing.
+    names = list(live)
+    said = settled(current, slots, names, weights)
+    assert said == _already_balanced(current, slots, sub_states, weights)
+    if said:
+        event("settled")
+        assert result == Rebalance(current, frozenset(), (), ())
 
     # 5. Determinism: again, and with every input in another order.
     assert rebalance(current, slots, sub_states, weights) == result

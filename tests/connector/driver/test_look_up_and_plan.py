@@ -24,39 +24,42 @@ P0 = TopicPartition("orders", 0)
 class Scripted(KafkaMetadata):
     """A ``KafkaMetadata`` whose lookups answer from a script and record their order."""
 
-    def __init__(self, ids_after: list[str]) -> None:
+    def __init__(self, ids_after: list[str], subscription: str = "subscribe") -> None:
         options = parse_options(
-            {"kafka.bootstrap.servers": "localhost:9", "subscribe": "orders"}, "stream"
+            {"kafka.bootstrap.servers": "localhost:9", subscription: "orders"}, "stream"
         )
         super().__init__(options)
         self.steps: list[str] = []
         self._ids_after: Iterator[str] = iter(ids_after)
-        self._checked_ids = {"orders": "ID1"}  # as left by the previous batch
+        self._current = "ID1"  # the id the topic has now
+        # As left by the previous batch: the description read after its offsets.
+        self._checked = LiveTopics(frozenset({P0}), {"orders": "ID1"})
 
     def live(self, subscription: object, with_ids: bool = False) -> LiveTopics:
         """Answer that ``orders-0`` exists."""
         self.steps.append("live")
         return LiveTopics(frozenset({P0}))
 
-    def topic_ids(self, topics: Collection[str]) -> dict[str, str]:
-        """Answer the ids as they are now: those of the last check."""
-        self.steps.append("ids")
-        return dict(self._checked_ids)
+    def _description(self, topics: Collection[str]) -> LiveTopics:
+        """Answer as the topic is now: with the id the last check answered."""
+        self.steps.append("describe")
+        return LiveTopics(frozenset({P0}), {"orders": self._current})
 
     def latest(self, partitions: Collection[TopicPartition]) -> dict[TopicPartition, int]:
         """Answer an end offset of 10."""
         self.steps.append("latest")
         return {P0: 10}
 
-    def _ask_topic_ids(self, topics: Collection[str]) -> dict[str, Any] | None:
+    def _ask_description(self, topics: Collection[str]) -> dict[str, Any] | None:
         self.steps.append("ask ids")
         return {}
 
-    def _answer_topic_ids(
+    def _answer_description(
         self, asked: dict[str, Any] | None, topics: Collection[str]
-    ) -> dict[str, str]:
+    ) -> LiveTopics:
         self.steps.append("answer ids")
-        return {"orders": next(self._ids_after)}
+        self._current = next(self._ids_after)
+        return LiveTopics(frozenset({P0}), {"orders": self._current})
 
 
 def planner(
@@ -79,6 +82,33 @@ def test_the_plan_runs_between_sending_the_id_check_and_reading_its_answer() -> 
     kafka = Scripted(ids_after=["ID1"])
     planned = kafka.look_up_and_plan(kafka._options.subscription, planner(kafka.steps, [None]))
     assert planned == "planned with ID1"
+    assert kafka.steps == ["latest", "ask ids", "plan", "answer ids"]
+    kafka.close()
+
+
+def test_subscribe_plans_from_the_last_check_without_listing_topics() -> None:
+    """The description read after a batch's offsets lists the next batch's partitions."""
+    kafka = Scripted(ids_after=["ID1", "ID1"])
+    plan = planner(kafka.steps, [None, None])
+    kafka.look_up_and_plan(kafka._options.subscription, plan)
+    kafka.look_up_and_plan(kafka._options.subscription, plan)
+    assert "live" not in kafka.steps and "describe" not in kafka.steps
+    kafka.close()
+
+
+def test_a_first_batch_describes_the_named_topics_before_its_offsets() -> None:
+    kafka = Scripted(ids_after=["ID1"])
+    kafka._checked = None
+    kafka.look_up_and_plan(kafka._options.subscription, planner(kafka.steps, [None]))
+    assert kafka.steps[:2] == ["describe", "latest"]
+    kafka.close()
+
+
+def test_a_pattern_lists_the_topics_every_batch() -> None:
+    """Only a listing shows a new topic matching the pattern; the last check gives the ids."""
+    kafka = Scripted(ids_after=["ID1"], subscription="subscribePattern")
+    planned = kafka.look_up_and_plan(kafka._options.subscription, planner(kafka.steps, [None]))
+    assert planned == "planned with ID1"
     assert kafka.steps == ["live", "latest", "ask ids", "plan", "answer ids"]
     kafka.close()
 
@@ -90,7 +120,7 @@ def test_a_topic_re_created_during_the_plan_throws_the_plan_away_and_plans_again
     )
     assert planned == "planned with ID2"
     assert kafka.steps.count("plan") == 2
-    assert kafka.steps[5:] == ["live", "ids", "latest", "ask ids", "plan", "answer ids"]
+    assert kafka.steps[4:] == ["describe", "latest", "ask ids", "plan", "answer ids"]
     kafka.close()
 
 
