@@ -23,7 +23,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from connector._gc import cycle_collector_paused
+from connector._gc import cycle_collector_paused, freeze_startup_heap
 from connector._logging import logger
 from connector.config.options import KafkaSourceOptions
 from connector.driver.alignment import EventTimeAlignment
@@ -147,6 +147,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         it calls ``commit`` for a batch only when it plans the next one: publishing ``start``
         here is what lets lag tools see the last batch of an AvailableNow run.
         """
+        freeze_startup_heap()  # the driver's planning process: see there why
         document = self._documents.checkpointed(start, "the start of the next batch")
         self._group.commit(document.state)
         return self._kafka().look_up_and_plan(
