@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import inspect
+import subprocess
+import sys
 
 import pytest
 
@@ -42,3 +44,30 @@ def test_planning_methods_keep_the_signatures_spark_inspects() -> None:
         "start",
         "end",
     ]
+
+
+_FREEZE_TWICE = """
+import gc
+from connector._gc import freeze_startup_heap
+
+cycle = []
+cycle.append(cycle)  # garbage from start-up: collected, not frozen
+del cycle
+assert gc.get_freeze_count() == 0
+freeze_startup_heap()
+frozen = gc.get_freeze_count()
+assert frozen > 0
+later = [[] for _ in range(1000)]
+freeze_startup_heap()  # once per process: these stay with the collector
+assert gc.get_freeze_count() == frozen, (gc.get_freeze_count(), frozen)
+print("ok", frozen)
+"""
+
+
+def test_the_startup_heap_is_frozen_once_per_process() -> None:
+    # In a process of its own: freezing is process-wide.
+    done = subprocess.run(
+        [sys.executable, "-c", _FREEZE_TWICE], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok ")
