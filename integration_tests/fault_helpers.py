@@ -25,7 +25,9 @@ class SafeProducer(BackgroundProducer):
     raises it).
     """
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int, per_second: int = 400) -> None:
+    def __init__(
+        self, bootstrap: str, topic: str, partitions: int, per_second: int = 400
+    ) -> None:
         super().__init__(
             bootstrap,
             topic,

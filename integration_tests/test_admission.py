@@ -37,13 +37,8 @@ def test_cap_on_a_skewed_topic(
     checkpoint = tmp_path / "checkpoint"
     run_available_now(
         start_parquet_stream(
-            spark,
-            kafka_bootstrap,
-            topic_name,
-            tmp_path / "out",
-            checkpoint,
-            available_now=True,
-            maxOffsetsPerTrigger="500",
+            spark, kafka_bootstrap, topic_name, tmp_path / "out", checkpoint,
+            available_now=True, maxOffsetsPerTrigger="500",
         )
     )
     documents = offset_log(checkpoint)
@@ -71,13 +66,8 @@ def test_available_now_with_a_cap_ends_with_what_was_there_at_its_start(
     present = produce(kafka_bootstrap, topic_name, [Record(value=b"%d" % i) for i in range(900)])
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     query = start_parquet_stream(
-        spark,
-        kafka_bootstrap,
-        topic_name,
-        output,
-        checkpoint,
-        available_now=True,
-        maxOffsetsPerTrigger="100",
+        spark, kafka_bootstrap, topic_name, output, checkpoint,
+        available_now=True, maxOffsetsPerTrigger="100",
     )
     wait_until(lambda: committed_batches(checkpoint) >= 1, "the first capped batch")
     with BackgroundProducer(kafka_bootstrap, topic_name, partitions=3) as late:
@@ -95,13 +85,8 @@ def test_min_offsets_waits_and_max_trigger_delay_fires(
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     produce(kafka_bootstrap, topic_name, [Record(value=b"seed")])
     query = start_parquet_stream(
-        spark,
-        kafka_bootstrap,
-        topic_name,
-        output,
-        checkpoint,
-        minOffsetsPerTrigger="100",
-        maxTriggerDelay="12s",
+        spark, kafka_bootstrap, topic_name, output, checkpoint,
+        minOffsetsPerTrigger="100", maxTriggerDelay="12s",
     )
     try:
         wait_until(lambda: committed_batches(checkpoint) >= 1, "the first batch")
@@ -152,14 +137,8 @@ def test_offsets_committed_to_a_consumer_group(
     checkpoint = tmp_path / "checkpoint"
     run_available_now(
         start_parquet_stream(
-            spark,
-            kafka_bootstrap,
-            topic_name,
-            tmp_path / "out",
-            checkpoint,
-            available_now=True,
-            maxOffsetsPerTrigger="120",
-            commitOffsetsToGroup=group,
+            spark, kafka_bootstrap, topic_name, tmp_path / "out", checkpoint,
+            available_now=True, maxOffsetsPerTrigger="120", commitOffsetsToGroup=group,
         )
     )
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})

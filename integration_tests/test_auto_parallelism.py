@@ -31,14 +31,8 @@ def auto_slots(
     checkpoint, output = tmp_path / "checkpoint", tmp_path / "out"
     run_available_now(
         start_parquet_stream(
-            spark,
-            bootstrap,
-            topic,
-            output,
-            checkpoint,
-            available_now=True,
-            parallelism="auto",
-            **options,
+            spark, bootstrap, topic, output, checkpoint, available_now=True,
+            parallelism="auto", **options,
         )
     )
     assert spark.read.parquet(str(output)).count() == 10 * partitions
@@ -108,12 +102,7 @@ def test_auto_follows_executors_added_and_removed(
     # Whatever the slot changes did, the output holds every record once.
     run_available_now(
         start_parquet_stream(
-            spark,
-            kafka_bootstrap,
-            topic_name,
-            output,
-            checkpoint,
-            available_now=True,
+            spark, kafka_bootstrap, topic_name, output, checkpoint, available_now=True,
             parallelism="2",
         )
     )
@@ -128,7 +117,9 @@ def test_parallelism_ui_url_is_the_ui_auto_asks(
     # The fake UI reports 2 + 3 + 2 = 7 cores where the real local[2] driver has 2: seven
     # slots prove the option's address was asked and the driver's own UI was not.
     with FakeSparkUi([2, 3, 2]) as ui:
-        slots = auto_slots(spark, kafka_bootstrap, topic_name, tmp_path, 8, parallelismUiUrl=ui.url)
+        slots = auto_slots(
+            spark, kafka_bootstrap, topic_name, tmp_path, 8, parallelismUiUrl=ui.url
+        )
     assert slots == 7
 
 

@@ -88,7 +88,9 @@ def test_parallelism_and_min_partitions_do_not_change_rows(
     assert split.rdd.getNumPartitions() == 7
     theirs = batch_read(spark, BUILTIN_FORMAT, kafka_bootstrap, topic_name)
     assertDataFrameEqual(ordered(split), ordered(theirs), checkRowOrder=True)
-    capped = batch_read(spark, OUR_FORMAT, kafka_bootstrap, topic_name, maxRecordsPerPartition="60")
+    capped = batch_read(
+        spark, OUR_FORMAT, kafka_bootstrap, topic_name, maxRecordsPerPartition="60"
+    )
     assert capped.rdd.getNumPartitions() == 9  # ceil(500 / 60)
     sizes = capped.rdd.glom().map(len).collect()
     assert max(sizes) <= 60 and sum(sizes) == 500

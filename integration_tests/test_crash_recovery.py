@@ -23,12 +23,13 @@ def test_sigkill_mid_batch_then_restart_loses_and_duplicates_nothing(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
     create_topic(kafka_bootstrap, topic_name, partitions=4)
-    produced = produce(kafka_bootstrap, topic_name, [Record(value=b"v%d" % i) for i in range(3000)])
+    produced = produce(
+        kafka_bootstrap, topic_name, [Record(value=b"v%d" % i) for i in range(3000)]
+    )
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     args = [kafka_bootstrap, topic_name, str(output), str(checkpoint), "2"]
     process = start_query_process("integration_tests.crash_query", args)
     try:
-
         def in_flight() -> bool:
             assert process.poll() is None, "the query process died on its own"
             planned = len(offset_log(checkpoint)) if (checkpoint / "offsets").exists() else 0
@@ -44,12 +45,7 @@ def test_sigkill_mid_batch_then_restart_loses_and_duplicates_nothing(
 
     run_available_now(
         start_parquet_stream(
-            spark,
-            kafka_bootstrap,
-            topic_name,
-            output,
-            checkpoint,
-            available_now=True,
+            spark, kafka_bootstrap, topic_name, output, checkpoint, available_now=True,
             parallelism="3",
         )
     )

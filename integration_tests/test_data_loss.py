@@ -28,10 +28,7 @@ from integration_tests.spark_helpers import (
 
 @pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
 def test_deleted_topic(
-    spark: SparkSession,
-    kafka_bootstrap: str,
-    topic_name: str,
-    tmp_path: Path,
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path,
     fail_on_data_loss: str,
 ) -> None:
     kept, doomed = f"{topic_name}-kept", f"{topic_name}-doomed"
@@ -44,13 +41,8 @@ def test_deleted_topic(
     def run() -> None:
         run_available_now(
             start_parquet_stream(
-                spark,
-                kafka_bootstrap,
-                f"{kept},{doomed}",
-                output,
-                checkpoint,
-                available_now=True,
-                failOnDataLoss=fail_on_data_loss,
+                spark, kafka_bootstrap, f"{kept},{doomed}", output, checkpoint,
+                available_now=True, failOnDataLoss=fail_on_data_loss,
             )
         )
 
@@ -83,9 +75,7 @@ def test_offsets_deleted_by_retention(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str
 ) -> None:
     create_topic(
-        kafka_bootstrap,
-        topic_name,
-        partitions=1,
+        kafka_bootstrap, topic_name, partitions=1,
         config={"retention.ms": "60000", "segment.ms": "100"},
     )
     old = int(time.time() * 1000) - 3_600_000
@@ -99,8 +89,9 @@ def test_offsets_deleted_by_retention(
     from_zero = {"startingOffsets": json.dumps({topic_name: {"0": 0}})}
     with pytest.raises(Exception) as caught:
         batch_read(spark, OUR_FORMAT, kafka_bootstrap, topic_name, **from_zero).collect()
-    assert f"{topic_name}-0: offsets [0, 50) were deleted before they were read" in str(
-        caught.value
+    assert (
+        f"{topic_name}-0: offsets [0, 50) were deleted before they were read"
+        in str(caught.value)
     )
 
     rows = batch_read(

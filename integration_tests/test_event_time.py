@@ -69,15 +69,12 @@ def run_lagging_partition(
     checkpoint = tmp_path / "checkpoint"
     query, table = start(spark, fmt, bootstrap, topic, checkpoint, **options)
     try:
-
         def first_minute_of_partition_1_read() -> bool:
             assert query.exception() is None, query.exception()
             if fmt == BUILTIN_FORMAT:
                 progress = query.lastProgress
-                return (
-                    bool(progress)
-                    and progress["sources"][0]["endOffset"] is not None
-                    and ('"1":60' in str(progress["sources"][0]["endOffset"]).replace(" ", ""))
+                return bool(progress) and progress["sources"][0]["endOffset"] is not None and (
+                    '"1":60' in str(progress["sources"][0]["endOffset"]).replace(" ", "")
                 )
             if not (checkpoint / "offsets").exists() or not committed_batches(checkpoint):
                 return False
@@ -122,13 +119,8 @@ def test_with_alignment_every_record_is_counted(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
     windows, p0_offset = run_lagging_partition(
-        spark,
-        OUR_FORMAT,
-        kafka_bootstrap,
-        topic_name,
-        tmp_path,
-        maxEventTimeDrift="20 seconds",
-        idleTimeout="5 minutes",
+        spark, OUR_FORMAT, kafka_bootstrap, topic_name, tmp_path,
+        maxEventTimeDrift="20 seconds", idleTimeout="5 minutes",
     )
     assert p0_offset < 120, "partition 0 was held near partition 1's event time"
     assert {m: windows[m] for m in range(10)} == {m: 120 for m in range(10)}
@@ -143,13 +135,8 @@ def test_idle_partition_stops_holding_the_others(
     produce(kafka_bootstrap, topic_name, events(0, range(600)) + events(1, range(30)))
     produce(kafka_bootstrap, topic_name, events(0, range(2000, 2001)))
     query, table = start(
-        spark,
-        OUR_FORMAT,
-        kafka_bootstrap,
-        topic_name,
-        tmp_path / "checkpoint",
-        maxEventTimeDrift="20 seconds",
-        idleTimeout="3 seconds",
+        spark, OUR_FORMAT, kafka_bootstrap, topic_name, tmp_path / "checkpoint",
+        maxEventTimeDrift="20 seconds", idleTimeout="3 seconds",
     )
     try:
         wait_until(

@@ -15,14 +15,10 @@ def test_etl_pipeline_writes_the_clean_events(
     command = [
         sys.executable,
         str(ROOT / "examples" / "etl_pipeline.py"),
-        "--bootstrap",
-        kafka_bootstrap,
-        "--topic",
-        topic_name,
-        "--events",
-        "500",
-        "--output",
-        str(tmp_path / "etl"),
+        "--bootstrap", kafka_bootstrap,
+        "--topic", topic_name,
+        "--events", "500",
+        "--output", str(tmp_path / "etl"),
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -43,12 +39,9 @@ def test_windowed_pipeline_counts_everything_only_with_alignment(
     command = [
         sys.executable,
         str(ROOT / "examples" / "windowed_pipeline.py"),
-        "--bootstrap",
-        kafka_bootstrap,
-        "--minutes",
-        "4",
-        "--output",
-        str(tmp_path / "windowed"),
+        "--bootstrap", kafka_bootstrap,
+        "--minutes", "4",
+        "--output", str(tmp_path / "windowed"),
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -64,14 +57,10 @@ def test_kafka_to_kafka_pipeline_writes_each_event_once(
     command = [
         sys.executable,
         str(ROOT / "examples" / "kafka_to_kafka.py"),
-        "--bootstrap",
-        kafka_bootstrap,
-        "--topic",
-        topic_name,
-        "--events",
-        "500",
-        "--output",
-        str(tmp_path / "k2k"),
+        "--bootstrap", kafka_bootstrap,
+        "--topic", topic_name,
+        "--events", "500",
+        "--output", str(tmp_path / "k2k"),
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -86,20 +75,13 @@ def test_avro_orders_pipeline_writes_each_minute_total_once(
     command = [
         sys.executable,
         str(ROOT / "examples" / "avro_orders.py"),
-        "--bootstrap",
-        kafka_bootstrap,
-        "--registry",
-        schema_registry_url,
-        "--topic",
-        topic_name,
-        "--orders",
-        "400",
-        "--customers",
-        "12",
-        "--minutes",
-        "4",
-        "--output",
-        str(tmp_path / "avro_orders"),
+        "--bootstrap", kafka_bootstrap,
+        "--registry", schema_registry_url,
+        "--topic", topic_name,
+        "--orders", "400",
+        "--customers", "12",
+        "--minutes", "4",
+        "--output", str(tmp_path / "avro_orders"),
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]

@@ -38,13 +38,8 @@ def positions_and_values(rows) -> list[tuple[int, int, bytes | None]]:
 def stream_all(spark: SparkSession, bootstrap: str, topic: str, tmp_path: Path, **options: str):
     """Every row an AvailableNow run of our source writes to Parquet."""
     query = start_parquet_stream(
-        spark,
-        bootstrap,
-        topic,
-        tmp_path / "out",
-        tmp_path / "checkpoint",
-        available_now=True,
-        **options,
+        spark, bootstrap, topic, tmp_path / "out", tmp_path / "checkpoint",
+        available_now=True, **options,
     )
     run_available_now(query)
     return spark.read.parquet(str(tmp_path / "out")).collect()
@@ -73,9 +68,9 @@ def test_compacted_topic_reads_to_the_end(
     )
     expected = [(r.partition, r.offset, r.value) for r in read_all(kafka_bootstrap, topic_name)]
     offsets = [offset for _, offset, _ in expected]
-    assert any(b - a > 1 for a, b in zip(offsets, offsets[1:], strict=False)), (
-        "the topic must have gaps"
-    )
+    assert any(
+        b - a > 1 for a, b in zip(offsets, offsets[1:], strict=False)
+    ), "the topic must have gaps"
 
     rows = batch_read(spark, OUR_FORMAT, kafka_bootstrap, topic_name, minPartitions="13").collect()
     assert positions_and_values(rows) == expected

@@ -22,11 +22,8 @@ LOAD_CASES = [
     ({"subscribe": "{t}", "failOnDataLoss": "maybe"}, "failOnDataLoss", "'true' or 'false'"),
     ({"subscribe": "{t}", "parallelism": "-3"}, "parallelism", "positive integer"),
     ({"subscribe": "{t}", "kafka.fetch.min.bytez": "1"}, "kafka.fetch.min.bytez", "librdkafka"),
-    (
-        {"subscribe": "{t}", "fetchOffset.retryTimeout": "0s"},
-        "fetchOffset.retryTimeout",
-        "positive",
-    ),
+    ({"subscribe": "{t}", "fetchOffset.retryTimeout": "0s"},
+     "fetchOffset.retryTimeout", "positive"),
     ({"subscribe": "{t}", "missingTopicTimeout": "soon"}, "missingTopicTimeout", "duration"),
     ({"subscribe": "{t}", "startingOffset": "earliest"}, "startingoffset", "startingOffsets"),
     ({}, "subscribe/subscribePattern/assign", "exactly one"),
@@ -94,7 +91,9 @@ def test_a_subscribed_topic_that_never_exists_fails_the_stream_naming_it(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str
 ) -> None:
     typo = f"{topic_name}-typo"
-    text = failure_of_stream(spark, kafka_bootstrap, subscribe=typo, missingTopicTimeout="3s")
+    text = failure_of_stream(
+        spark, kafka_bootstrap, subscribe=typo, missingTopicTimeout="3s"
+    )
     assert "MissingTopicError" in text
     assert f"subscribed topic {typo} has not existed" in text
     assert "missingTopicTimeout" in text
@@ -115,11 +114,8 @@ def test_a_topic_created_within_the_timeout_is_read(
         create_topic(kafka_bootstrap, topic_name, partitions=1)
         positions = produce(kafka_bootstrap, topic_name, [Record(value=b"v")] * 5)
         wait_until(
-            lambda: (
-                output.exists()
-                and any(output.glob("*.parquet"))
-                and len(read_positions(spark, output)) == 5
-            ),
+            lambda: output.exists() and any(output.glob("*.parquet"))
+            and len(read_positions(spark, output)) == 5,
             "the topic's records",
         )
         assert query.exception() is None

@@ -36,18 +36,13 @@ def test_scale_out_and_in_across_restarts(
         for parallelism in (2, 5, 1, 8):
             before = committed_batches(checkpoint)
             query = start_parquet_stream(
-                spark,
-                kafka_bootstrap,
-                topic_name,
-                output,
-                checkpoint,
+                spark, kafka_bootstrap, topic_name, output, checkpoint,
                 parallelism=str(parallelism),
             )
             try:
                 wait_until(
-                    lambda before=before, query=query: (
-                        committed_batches(checkpoint) >= before + 2 or query.exception() is not None
-                    ),
+                    lambda before=before, query=query: committed_batches(checkpoint) >= before + 2
+                    or query.exception() is not None,
                     f"two batches at parallelism {parallelism}",
                 )
                 assert query.exception() is None, query.exception()
@@ -64,12 +59,7 @@ def test_scale_out_and_in_across_restarts(
     # Drain what was produced after the last stop, at yet another parallelism.
     run_available_now(
         start_parquet_stream(
-            spark,
-            kafka_bootstrap,
-            topic_name,
-            output,
-            checkpoint,
-            available_now=True,
+            spark, kafka_bootstrap, topic_name, output, checkpoint, available_now=True,
             parallelism="3",
         )
     )
@@ -97,10 +87,8 @@ def test_partitions_added_mid_stream_are_read_from_their_first_record(
         )
         expected = sorted(first + later)
         wait_until(
-            lambda: (
-                query.exception() is not None
-                or (output.exists() and len(read_positions(spark, output)) >= len(expected))
-            ),
+            lambda: query.exception() is not None
+            or (output.exists() and len(read_positions(spark, output)) >= len(expected)),
             "the records of the new partitions",
         )
         assert query.exception() is None, query.exception()
@@ -194,24 +182,14 @@ def test_checkpoint_is_readable_at_another_parallelism(
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
     run_available_now(
         start_parquet_stream(
-            spark,
-            kafka_bootstrap,
-            topic_name,
-            output,
-            checkpoint,
-            available_now=True,
+            spark, kafka_bootstrap, topic_name, output, checkpoint, available_now=True,
             parallelism="4",
         )
     )
     produced += produce(kafka_bootstrap, topic_name, [Record(value=b"x%d" % i) for i in range(60)])
     run_available_now(
         start_parquet_stream(
-            spark,
-            kafka_bootstrap,
-            topic_name,
-            output,
-            checkpoint,
-            available_now=True,
+            spark, kafka_bootstrap, topic_name, output, checkpoint, available_now=True,
             parallelism="2",
         )
     )

@@ -132,7 +132,7 @@ def test_a_principal_without_read_is_told_the_topic_and_permission(
     assert f"not authorized to READ topic {topic_name}" in text
 
 
-SECRET_QUERY = """
+SECRET_QUERY = '''
 import json, sys
 from integration_tests.query_process import query_session
 options = json.loads(sys.argv[1])
@@ -149,7 +149,7 @@ query.awaitTermination()
 print(json.dumps(query.recentProgress, default=str))
 print(repr(frame._jdf.queryExecution().toString()))
 spark.stop()
-"""
+'''
 
 
 def test_no_secret_appears_anywhere(secured: LocalKafkaCluster, topic_name: str, tmp_path: Path):

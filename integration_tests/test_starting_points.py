@@ -146,11 +146,7 @@ def test_a_batch_read_starts_at_the_group_and_refuses_offsets_out_of_range(
 
     def positions(**options: str) -> list[tuple[int, int]]:
         frame = batch_read(
-            spark,
-            OUR_FORMAT,
-            kafka_bootstrap,
-            topic_name,
-            startingOffsetsFromGroup=group,
+            spark, OUR_FORMAT, kafka_bootstrap, topic_name, startingOffsetsFromGroup=group,
             **options,
         )
         return sorted((row.partition, row.offset) for row in frame.collect())

@@ -108,13 +108,8 @@ def test_new_records_are_read_by_the_next_run(
     def run(parallelism: str) -> None:
         run_available_now(
             start_parquet_stream(
-                spark,
-                kafka_bootstrap,
-                topic_name,
-                output,
-                checkpoint,
-                available_now=True,
-                parallelism=parallelism,
+                spark, kafka_bootstrap, topic_name, output, checkpoint,
+                available_now=True, parallelism=parallelism,
             )
         )
 

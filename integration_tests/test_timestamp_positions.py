@@ -64,12 +64,8 @@ def test_no_record_after_the_time(
     assert "Invalid option 'startingTimestamp'" in str(caught.value)
     assert "startingOffsetsByTimestampStrategy" in str(caught.value)
     rows = batch_read(
-        spark,
-        OUR_FORMAT,
-        kafka_bootstrap,
-        timed_topic,
-        startingTimestamp=late,
-        startingOffsetsByTimestampStrategy="latest",
+        spark, OUR_FORMAT, kafka_bootstrap, timed_topic,
+        startingTimestamp=late, startingOffsetsByTimestampStrategy="latest",
     ).collect()
     assert rows == []
 
@@ -85,13 +81,8 @@ def test_streaming_starts_at_the_time(
 
     run_available_now(
         start_parquet_stream(
-            spark,
-            kafka_bootstrap,
-            timed_topic,
-            tmp_path / "out",
-            tmp_path / "checkpoint",
-            available_now=True,
-            startingTimestamp=str(T0 + 90_000),
+            spark, kafka_bootstrap, timed_topic, tmp_path / "out", tmp_path / "checkpoint",
+            available_now=True, startingTimestamp=str(T0 + 90_000),
         )
     )
     expected = sorted(

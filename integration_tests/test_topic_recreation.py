@@ -40,13 +40,8 @@ def run_to_end(
     """Run one AvailableNow query of ``topic`` on the test's checkpoint, to its end."""
     run_available_now(
         start_parquet_stream(
-            spark,
-            bootstrap,
-            topic,
-            tmp_path / "out",
-            tmp_path / "checkpoint",
-            available_now=True,
-            **options,
+            spark, bootstrap, topic, tmp_path / "out", tmp_path / "checkpoint",
+            available_now=True, **options,
         )
     )
 
@@ -71,7 +66,9 @@ def test_recreated_topic_refilled_past_the_checkpoint(
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
 
     def run() -> None:
-        run_to_end(spark, kafka_bootstrap, topic_name, tmp_path, failOnDataLoss=fail_on_data_loss)
+        run_to_end(
+            spark, kafka_bootstrap, topic_name, tmp_path, failOnDataLoss=fail_on_data_loss
+        )
 
     run()
     first_ids = topic_ids_of(offset_log(checkpoint)[max(offset_log(checkpoint))])
@@ -158,7 +155,6 @@ def test_an_end_gone_back_with_the_same_topic_id_goes_on_from_the_new_end(
         run_to_end(spark, kafka_bootstrap, topic_name, tmp_path, failOnDataLoss="false")
 
     run()
-
     # As after an unclean leader election: the checkpoint is past the log's end, the topic
     # (its id) the same. It must not be read again from its start.
     def past_the_end(document: dict) -> dict:

@@ -44,14 +44,8 @@ def test_string_values_decode_in_batch_and_stream(
     )
     assert [row.key for row in rows if row.value is None] == [b"null"]
     query = start_parquet_stream(
-        spark,
-        kafka_bootstrap,
-        topic_name,
-        tmp_path / "out",
-        tmp_path / "checkpoint",
-        available_now=True,
-        keyFormat="string",
-        valueFormat="string",
+        spark, kafka_bootstrap, topic_name, tmp_path / "out", tmp_path / "checkpoint",
+        available_now=True, keyFormat="string", valueFormat="string",
     )
     run_available_now(query)
     streamed = spark.read.parquet(str(tmp_path / "out")).collect()

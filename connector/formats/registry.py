@@ -90,7 +90,6 @@ def _read_zigzag(body: memoryview, position: int, schema_id: int) -> tuple[int, 
             msg = "malformed Protobuf message indexes after the schema id"
             raise PayloadDecodeError(msg, schema_id)
 
-
 SERIALIZER_KEYS: Final = frozenset(
     {"auto.register.schemas", "normalize.schemas", "use.latest.version"}
 )

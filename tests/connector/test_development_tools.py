@@ -48,8 +48,8 @@ def _source_modules() -> list[Path]:
     return sorted(
         p
         for p in CONNECTOR_DIR.rglob("*.py")
-        if tools_dir not in p.parents
-        and p.relative_to(CONNECTOR_DIR).as_posix() not in COMPATIBILITY_SHIMS
+        if tools_dir not in p.parents and p.relative_to(CONNECTOR_DIR).as_posix()
+        not in COMPATIBILITY_SHIMS
     )
 
 

@@ -35,14 +35,10 @@ def test_a_collector_that_was_off_stays_off() -> None:
 def test_planning_methods_keep_the_signatures_spark_inspects() -> None:
     # Spark's runner tells admission control apart by latestOffset's parameters.
     assert list(inspect.signature(KafkaStreamReader.latestOffset).parameters) == [
-        "self",
-        "start",
-        "limit",
+        "self", "start", "limit"
     ]
     assert list(inspect.signature(KafkaStreamReader.partitions).parameters) == [
-        "self",
-        "start",
-        "end",
+        "self", "start", "end"
     ]
 
 

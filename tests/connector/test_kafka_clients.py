@@ -27,13 +27,8 @@ class FakeKafkaError:
 def record(text: str) -> logging.LogRecord:
     # As confluent-kafka logs: "%s [%s] %s" with facility, client name and message.
     return logging.LogRecord(
-        "connector.librdkafka",
-        logging.ERROR,
-        __file__,
-        1,
-        "%s [%s] %s",
-        ("FAIL", "rdkafka#consumer-3", text),
-        None,
+        "connector.librdkafka", logging.ERROR, __file__, 1, "%s [%s] %s",
+        ("FAIL", "rdkafka#consumer-3", text), None,
     )
 
 
@@ -87,7 +82,9 @@ def test_client_errors_keep_the_last_error_and_any_authentication_failure() -> N
 def test_executor_settings_are_picklable_and_default_to_read_uncommitted() -> None:
     import pickle
 
-    options = parse_options({"kafka.bootstrap.servers": "b:9092", "subscribe": "t"}, "stream")
+    options = parse_options(
+        {"kafka.bootstrap.servers": "b:9092", "subscribe": "t"}, "stream"
+    )
     config: dict[str, Any] = executor_config(options)
     assert pickle.loads(pickle.dumps(config)) == config
     assert config["isolation.level"] == "read_uncommitted"

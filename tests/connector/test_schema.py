@@ -16,13 +16,6 @@ def test_arrow_schema_matches_sparks_conversion(include_headers: bool) -> None:
 
 def test_column_names_match_sparks_kafka_source() -> None:
     assert spark_schema(True).fieldNames() == [
-        "key",
-        "value",
-        "topic",
-        "partition",
-        "offset",
-        "timestamp",
-        "timestampType",
-        "headers",
+        "key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers",
     ]
     assert "headers" not in spark_schema(False).fieldNames()

@@ -117,8 +117,7 @@ def test_conservation_across_data_loss(scenario: Scenario) -> None:
     recreated = set(carried.recreated)
     gone = {tp for tp in before if tp not in scenario.kafka.partitions}
     went_back = {
-        tp
-        for tp in before
+        tp for tp in before
         if tp in scenario.kafka.latest and scenario.kafka.latest[tp] < before[tp]
     }
     lost = gone | went_back | {tp for tp in before if tp.topic in recreated}
@@ -153,14 +152,10 @@ def test_the_cap_is_kept_and_never_starves_a_partition(scenario: Scenario, cap: 
 @given(scenarios(), st.data())
 def test_available_now_never_passes_its_target(scenario: Scenario, data: st.DataObject) -> None:
     partitions = sorted(scenario.kafka.partitions)
-    target = (
-        {
-            tp: data.draw(st.integers(0, scenario.kafka.latest[tp]))
-            for tp in data.draw(st.lists(st.sampled_from(partitions), unique=True))
-        }
-        if partitions
-        else {}
-    )
+    target = {
+        tp: data.draw(st.integers(0, scenario.kafka.latest[tp]))
+        for tp in data.draw(st.lists(st.sampled_from(partitions), unique=True))
+    } if partitions else {}
     carried, end = plan(scenario, target=target, max_records=data.draw(st.integers(1, 100)))
     checkpointed = {
         tp for tp in scenario.document.state.offsets() if tp.topic not in carried.recreated
@@ -172,10 +167,8 @@ def test_available_now_never_passes_its_target(scenario: Scenario, data: st.Data
     for tp, at in end.document.state.offsets().items():
         if tp in target and tp in carried.known:
             assert at <= max(target[tp], before[tp])
-        if (
-            at < scenario.kafka.latest[tp]
-            and tp in target
-            and at == target[tp] < (scenario.kafka.latest[tp])
+        if at < scenario.kafka.latest[tp] and tp in target and at == target[tp] < (
+            scenario.kafka.latest[tp]
         ):
             assert end.held_back.get(tp) in (HELD_BY_TARGET, None)
 
@@ -187,15 +180,8 @@ def test_alignment_holds_are_named_before_the_cap() -> None:
     carried = reconcile(document, kafka, fail_on_data_loss=True)
     ends = target_ends(carried, kafka.latest, None)
     end = plan_batch_end(
-        document,
-        carried,
-        kafka,
-        earliest={},
-        slots=1,
-        ends=ends,
-        aligned={tp0: 10, tp1: 4},
-        event_time={"clocks": {}},
-        max_records=12,
+        document, carried, kafka, earliest={}, slots=1, ends=ends,
+        aligned={tp0: 10, tp1: 4}, event_time={"clocks": {}}, max_records=12,
     )
     assert end.document is not None
     assert end.held_back[tp1] == HELD_BY_ALIGNMENT
@@ -244,34 +230,25 @@ def test_without_an_id_an_end_gone_back_starts_again_at_the_earliest_offset() ->
     assert end.document is not None and end.document.state.offsets() == {tp0: 5}
 
 
-@given(st.integers(0, 300), st.integers(1, 200), st.floats(0, 10_000), st.booleans(), st.booleans())
+@given(
+    st.integers(0, 300), st.integers(1, 200), st.floats(0, 10_000), st.booleans(), st.booleans()
+)
 def test_must_wait_only_below_the_minimum_and_before_the_delay(
     waiting: int, minimum: int, since_ms: float, must_read: bool, joining: bool
 ) -> None:
     tp0, tp1 = TopicPartition("a", 0), TopicPartition("a", 1)
     carried = Carried(
-        known={tp0: 0},
-        live=frozenset({tp0, tp1} if joining else {tp0}),
+        known={tp0: 0}, live=frozenset({tp0, tp1} if joining else {tp0}),
         joining=frozenset({tp1}) if joining else frozenset(),
     )
     wait = must_wait(
-        carried,
-        {tp0: waiting},
-        min_records=minimum,
-        max_trigger_delay_ms=5_000,
-        now_ms=10_000.0 + since_ms,
-        last_batch_ms=10_000.0,
-        must_read=must_read,
+        carried, {tp0: waiting}, min_records=minimum, max_trigger_delay_ms=5_000,
+        now_ms=10_000.0 + since_ms, last_batch_ms=10_000.0, must_read=must_read,
     )
     assert wait == (waiting < minimum and since_ms < 5_000 and not must_read and not joining)
     assert not must_wait(
-        carried,
-        {tp0: waiting},
-        min_records=None,
-        max_trigger_delay_ms=5_000,
-        now_ms=0.0,
-        last_batch_ms=0.0,
-        must_read=False,
+        carried, {tp0: waiting}, min_records=None, max_trigger_delay_ms=5_000,
+        now_ms=0.0, last_batch_ms=0.0, must_read=False,
     )
 
 

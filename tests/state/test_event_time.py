@@ -32,7 +32,9 @@ def test_nothing_active_means_no_frontier() -> None:
 
 
 @given(
-    heads=st.dictionaries(st.sampled_from([A, B, C]), st.integers(0, 10**12), min_size=1),
+    heads=st.dictionaries(
+        st.sampled_from([A, B, C]), st.integers(0, 10**12), min_size=1
+    ),
     drift=st.integers(0, 10**6),
 )
 def test_the_slowest_partition_can_always_read_its_head(heads: dict, drift: int) -> None:
@@ -49,14 +51,8 @@ def test_section_round_trip() -> None:
 
 @pytest.mark.parametrize(
     "section",
-    [
-        None,
-        {},
-        {"partitions": []},
-        {"partitions": {"t": {"x": [1, 2]}}},
-        {"partitions": {"t": {"0": [1]}}},
-        {"partitions": {"t": {"0": [True, 2]}}},
-    ],
+    [None, {}, {"partitions": []}, {"partitions": {"t": {"x": [1, 2]}}},
+     {"partitions": {"t": {"0": [1]}}}, {"partitions": {"t": {"0": [True, 2]}}}],
 )
 def test_malformed_section_is_rejected(section: object) -> None:
     with pytest.raises(OffsetDocumentError, match="eventTime"):
@@ -92,7 +88,9 @@ def test_clocks_advance_only_for_partitions_with_records_waiting() -> None:
 
     busy, quiet, new = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("t", 2)
     previous = EventTimePositions({busy: PartitionClock(1, 100), quiet: PartitionClock(2, 100)})
-    clocks = advance_clocks({busy: 5, quiet: 5, new: 0}, {busy}, {busy: 9}, previous, now_ms=500)
+    clocks = advance_clocks(
+        {busy: 5, quiet: 5, new: 0}, {busy}, {busy: 9}, previous, now_ms=500
+    )
     assert clocks == {
         busy: PartitionClock(9, 500),
         quiet: PartitionClock(2, 100),

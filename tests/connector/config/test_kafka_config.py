@@ -60,3 +60,4 @@ def test_secret_settings_are_redacted_from_the_parsed_options_repr() -> None:
     assert "s3cr3t-pw" not in repr(settings)
     assert "'sasl.password': '***'" in repr(settings)
     assert settings.consumer_config["sasl.password"] == "s3cr3t-pw"
+

@@ -151,7 +151,9 @@ def readme_option_rows() -> dict[str, str]:
 
 def test_the_readme_names_every_option_of_the_table_and_no_other() -> None:
     documented = {
-        name for name in readme_option_rows() if not name.startswith(("kafka.", REGISTRY_PREFIX))
+        name
+        for name in readme_option_rows()
+        if not name.startswith(("kafka.", REGISTRY_PREFIX))
     }
     assert documented == {option.name for option in OPTIONS}
 

@@ -66,7 +66,7 @@ def test_kafka_settings_are_translated() -> None:
         "kafka.security.protocol": "SASL_SSL",
         "kafka.sasl.mechanism": "PLAIN",
         "kafka.sasl.jaas.config": (
-            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            'org.apache.kafka.common.security.plain.PlainLoginModule required '
             'username="alice" password="s3cret";'
         ),
         "kafka.ssl.truststore.location": "/etc/ca.pem",
@@ -95,35 +95,19 @@ def test_include_headers_alone() -> None:
 BAD_OPTIONS = [
     # (options, mode, option named, words the message must contain)
     ({"subscribe": "t"}, "stream", "kafka.bootstrap.servers", "host1:9092"),
-    (
-        {"kafka.bootstrap.servers": "b:1"},
-        "stream",
-        "subscribe/subscribePattern/assign",
-        "exactly one",
-    ),
-    (
-        {**BASE, "assign": '{"t":[0]}'},
-        "stream",
-        "subscribe/subscribePattern/assign",
-        "subscribe, assign",
-    ),
+    ({"kafka.bootstrap.servers": "b:1"},
+     "stream", "subscribe/subscribePattern/assign", "exactly one"),
+    ({**BASE, "assign": '{"t":[0]}'},
+     "stream", "subscribe/subscribePattern/assign", "subscribe, assign"),
     ({**BASE, "subscribe": " , "}, "stream", "subscribe", "comma-separated"),
-    (
-        {"kafka.bootstrap.servers": "b:1", "subscribePattern": "("},
-        "stream",
-        "subscribePattern",
-        "regular expression",
-    ),
+    ({"kafka.bootstrap.servers": "b:1", "subscribePattern": "("},
+     "stream", "subscribePattern", "regular expression"),
     ({"kafka.bootstrap.servers": "b:1", "assign": "t:0"}, "batch", "assign", '{"topicA":[0,1]'),
     ({"kafka.bootstrap.servers": "b:1", "assign": '{"t":[-1]}'}, "batch", "assign", ">= 0"),
     ({**BASE, "startingOffsets": "newest"}, "stream", "startingOffsets", "'earliest', 'latest'"),
     ({**BASE, "startingOffsets": '{"orders":{"0":-3}}'}, "stream", "startingOffsets", "-2 or -1"),
-    (
-        {**BASE, "startingOffsets": '{"other":{"0":1}}'},
-        "stream",
-        "startingOffsets",
-        "not part of the subscription",
-    ),
+    ({**BASE, "startingOffsets": '{"other":{"0":1}}'},
+     "stream", "startingOffsets", "not part of the subscription"),
     ({**BASE, "startingOffsets": "latest"}, "batch", "startingOffsets", "'earliest'"),
     ({**BASE, "endingOffsets": "earliest"}, "batch", "endingOffsets", "'latest'"),
     ({**BASE, "endingOffsets": '{"orders":{"0":-2}}'}, "batch", "endingOffsets", "'latest'"),
@@ -132,64 +116,28 @@ BAD_OPTIONS = [
     ({**BASE, "includeHeaders": "1"}, "stream", "includeHeaders", "'true' or 'false'"),
     ({**BASE, "parallelism": "0"}, "stream", "parallelism", "positive integer"),
     ({**BASE, "minPartitions": "many"}, "batch", "minPartitions", "positive integer"),
-    (
-        {**BASE, "minRecordsPerPartition": "0"},
-        "stream",
-        "minRecordsPerPartition",
-        "positive integer",
-    ),
+    ({**BASE, "minRecordsPerPartition": "0"},
+     "stream", "minRecordsPerPartition", "positive integer"),
     ({**BASE, "maxOffsetsPerTrigger": "-5"}, "stream", "maxOffsetsPerTrigger", "positive integer"),
-    (
-        {**BASE, "startingOffset": "earliest"},
-        "stream",
-        "startingoffset",
-        "Did you mean 'startingOffsets'",
-    ),
-    (
-        {**BASE, "kafka.auto.offset.reset": "earliest"},
-        "stream",
-        "kafka.auto.offset.reset",
-        "startingOffsets",
-    ),
-    (
-        {**BASE, "kafka.enable.auto.commit": "true"},
-        "stream",
-        "kafka.enable.auto.commit",
-        "checkpoint",
-    ),
+    ({**BASE, "startingOffset": "earliest"},
+     "stream", "startingoffset", "Did you mean 'startingOffsets'"),
+    ({**BASE, "kafka.auto.offset.reset": "earliest"},
+     "stream", "kafka.auto.offset.reset", "startingOffsets"),
+    ({**BASE, "kafka.enable.auto.commit": "true"},
+     "stream", "kafka.enable.auto.commit", "checkpoint"),
     ({**BASE, "kafka.key.deserializer": "x"}, "stream", "kafka.key.deserializer", "cast('string')"),
     ({**BASE, "kafka.value.deserializer": "x"}, "stream", "kafka.value.deserializer", "from_json"),
-    (
-        {**BASE, "kafka.interceptor.classes": "com.X"},
-        "stream",
-        "kafka.interceptor.classes",
-        "librdkafka",
-    ),
-    (
-        {**BASE, "kafka.ssl.truststore.location": "/x.jks"},
-        "stream",
-        "kafka.ssl.truststore.location",
-        "ssl.ca.location",
-    ),
+    ({**BASE, "kafka.interceptor.classes": "com.X"},
+     "stream", "kafka.interceptor.classes", "librdkafka"),
+    ({**BASE, "kafka.ssl.truststore.location": "/x.jks"},
+     "stream", "kafka.ssl.truststore.location", "ssl.ca.location"),
     ({**BASE, "kafka.ssl.keystore.type": "JKS"}, "stream", "kafka.ssl.keystore.type", "PKCS12"),
-    (
-        {**BASE, "kafka.sasl.jaas.config": "com.Custom required;"},
-        "stream",
-        "kafka.sasl.jaas.config",
-        "kafka.sasl.username",
-    ),
-    (
-        {**BASE, "kafka.sasl.login.callback.handler.class": "c"},
-        "stream",
-        "kafka.sasl.login.callback.handler.class",
-        "Java class",
-    ),
-    (
-        {**BASE, "kafka.max.poll.records": "0"},
-        "stream",
-        "kafka.max.poll.records",
-        "positive integer",
-    ),
+    ({**BASE, "kafka.sasl.jaas.config": "com.Custom required;"},
+     "stream", "kafka.sasl.jaas.config", "kafka.sasl.username"),
+    ({**BASE, "kafka.sasl.login.callback.handler.class": "c"},
+     "stream", "kafka.sasl.login.callback.handler.class", "Java class"),
+    ({**BASE, "kafka.max.poll.records": "0"},
+     "stream", "kafka.max.poll.records", "positive integer"),
 ]
 
 
@@ -217,15 +165,8 @@ def test_parallelism_auto() -> None:
 
 
 def test_durations_take_sparks_forms() -> None:
-    for text, millis in [
-        ("500ms", 500),
-        ("30s", 30_000),
-        ("30 seconds", 30_000),
-        ("5 minutes", 300_000),
-        ("15m", 900_000),
-        ("1h", 3_600_000),
-        ("250", 250),
-    ]:
+    for text, millis in [("500ms", 500), ("30s", 30_000), ("30 seconds", 30_000),
+                         ("5 minutes", 300_000), ("15m", 900_000), ("1h", 3_600_000), ("250", 250)]:
         parsed = parse_options(lower({**BASE, "maxTriggerDelay": text}), "stream")
         assert parsed.max_trigger_delay_ms == millis, text
     assert parse_options(lower(BASE), "stream").max_trigger_delay_ms == 15 * 60_000
@@ -235,14 +176,8 @@ def test_durations_take_sparks_forms() -> None:
 
 def test_alignment_and_group_options() -> None:
     parsed = parse_options(
-        lower(
-            {
-                **BASE,
-                "maxEventTimeDrift": "20 seconds",
-                "idleTimeout": "2m",
-                "commitOffsetsToGroup": "etl-lag",
-            }
-        ),
+        lower({**BASE, "maxEventTimeDrift": "20 seconds", "idleTimeout": "2m",
+               "commitOffsetsToGroup": "etl-lag"}),
         "stream",
     )
     assert parsed.max_event_time_drift_ms == 20_000
@@ -255,11 +190,8 @@ def test_alignment_and_group_options() -> None:
 
 @pytest.mark.parametrize("mode", ["stream", "batch"])
 def test_starting_offsets_from_group_keeps_starting_offsets_as_the_fallback(mode: str) -> None:
-    options = {
-        **BASE,
-        "startingOffsetsFromGroup": " legacy-etl ",
-        "startingOffsets": '{"orders":{"2":-2}}',
-    }
+    options = {**BASE, "startingOffsetsFromGroup": " legacy-etl ",
+               "startingOffsets": '{"orders":{"2":-2}}'}
     parsed = parse_options(lower(options), mode)  # type: ignore[arg-type]
     assert parsed.starting_offsets_from_group == "legacy-etl"
     assert parsed.starting.specific == {TopicPartition("orders", 2): -2}
@@ -294,27 +226,15 @@ def test_time_bounds_and_their_precedence() -> None:
     [
         ({"startingTimestamp": "yesterday"}, "startingTimestamp", "milliseconds since the epoch"),
         ({"startingOffsetsByTimestamp": "{"}, "startingOffsetsByTimestamp", "not JSON"),
-        (
-            {"startingOffsetsByTimestamp": '{"orders":{"0":-5}}'},
-            "startingOffsetsByTimestamp",
-            ">= 0",
-        ),
-        (
-            {"startingOffsetsByTimestamp": '{"x":{"0":5}}'},
-            "startingOffsetsByTimestamp",
-            "subscription",
-        ),
-        (
-            {"startingOffsetsByTimestampStrategy": "skip"},
-            "startingOffsetsByTimestampStrategy",
-            "'error'",
-        ),
+        ({"startingOffsetsByTimestamp": '{"orders":{"0":-5}}'},
+         "startingOffsetsByTimestamp", ">= 0"),
+        ({"startingOffsetsByTimestamp": '{"x":{"0":5}}'},
+         "startingOffsetsByTimestamp", "subscription"),
+        ({"startingOffsetsByTimestampStrategy": "skip"},
+         "startingOffsetsByTimestampStrategy", "'error'"),
         ({"endingTimestamp": "5"}, "endingTimestamp", "only valid for batch"),
-        (
-            {"endingOffsetsByTimestamp": '{"orders":{"0":5}}'},
-            "endingOffsetsByTimestamp",
-            "only valid for batch",
-        ),
+        ({"endingOffsetsByTimestamp": '{"orders":{"0":5}}'},
+         "endingOffsetsByTimestamp", "only valid for batch"),
     ],
 )
 def test_bad_time_options(options: dict, option: str, words: str) -> None:

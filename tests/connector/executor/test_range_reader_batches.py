@@ -93,7 +93,9 @@ def test_batch_cut_matches_the_record_rule(runs, wanted, one_topic) -> None:
         del by_record[key]
         finished_by_record.append(key)
 
-    rows = accept_with_events(None, messages, by_record, SETTINGS.fail_on_data_loss, finish_record)
+    rows = accept_with_events(
+        None, messages, by_record, SETTINGS.fail_on_data_loss, finish_record
+    )
     expected = messages_to_batch(rows, False, topic).to_pylist() if rows else []
     cut = take_in_range(messages_to_batch(messages, False, topic), remaining, topic)
     assert (cut.rows.to_pylist() if cut.rows is not None else []) == expected
