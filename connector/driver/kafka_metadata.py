@@ -357,8 +357,8 @@ class KafkaMetadata:
             try:
                 description = future.result()
             except KafkaException as exc:
-                error = exc.args[0] if exc.args else None
-                code = error.code() if hasattr(error, "code") else None
+                error = kafka_error_of(exc)
+                code = error.code() if error is not None else None
                 if code in _UNKNOWN_TOPIC:
                     missing.append(name)  # or deleted since it was listed
                     continue
