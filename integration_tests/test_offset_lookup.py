@@ -206,24 +206,35 @@ def _as_found(found: LiveTopics, now: KafkaNow) -> tuple[LiveTopics, KafkaNow]:
 def test_look_up_sees_a_topic_re_created_between_batches(
     kafka_bootstrap: str, topic_name: str
 ) -> None:
-    """The ids checked after one batch stand for the next one's; a new id must still show."""
+    """The ids checked after one batch stand for the next one's; a new id must still show.
+
+    A topic re-created between two batches is planned with the old id and the new offsets;
+    the check sent after those offsets (what the reader's ``partitions`` waits for, before
+    any task reads) shows the new id, and the batch after plans with it.
+    """
     create_topic(kafka_bootstrap, topic_name, partitions=2)
     produce(kafka_bootstrap, topic_name, [Record(b"v", partition=1)] * 3)
     with metadata_for(kafka_bootstrap, topic_name) as kafka:
         subscription = kafka._options.subscription
         found, now = kafka.look_up_and_plan(subscription, _as_found)
+        held = kafka.checked()
         again, _ = kafka.look_up_and_plan(subscription, _as_found)
+        kafka.checked()  # as the batch's partitions() does, before the topic goes
         delete_topic(kafka_bootstrap, topic_name)
         create_topic(kafka_bootstrap, topic_name, partitions=2)
         wait_for_topic(kafka_bootstrap, topic_name, 2)
-        after, later = kafka.look_up_and_plan(subscription, _as_found)
+        across, later = kafka.look_up_and_plan(subscription, _as_found)
+        checked = kafka.checked()
+        after, _ = kafka.look_up_and_plan(subscription, _as_found)
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
     described = admin.describe_topics(TopicCollection([topic_name]), request_timeout=30)
     new_id = str(described[topic_name].result().topic_id)
     assert now.latest == {TopicPartition(topic_name, 0): 0, TopicPartition(topic_name, 1): 3}
-    assert again.topic_ids == found.topic_ids
-    assert after.topic_ids == {topic_name: new_id} != found.topic_ids
+    assert held is not None and held.topic_ids == found.topic_ids == again.topic_ids
+    assert across.topic_ids == found.topic_ids, "planned from the check before the deletion"
     assert later.latest == {TopicPartition(topic_name, 0): 0, TopicPartition(topic_name, 1): 0}
+    assert checked is not None and checked.topic_ids == {topic_name: new_id} != found.topic_ids
+    assert after.topic_ids == {topic_name: new_id}
 
 
 def test_look_up_sees_new_partitions_and_a_named_topic_one_batch_later(
@@ -243,6 +254,7 @@ def test_look_up_sees_new_partitions_and_a_named_topic_one_batch_later(
     with KafkaMetadata(options, timeout_s=10.0) as kafka:
         subscription = options.subscription
         first, _ = kafka.look_up_and_plan(subscription, _as_found)
+        kafka.checked()  # as the batch's partitions() does
         admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
         admin.create_partitions([NewPartitions(topic_name, 3)])[topic_name].result(30)
         wait_for_topic(kafka_bootstrap, topic_name, 3)

@@ -135,8 +135,10 @@ class KafkaMetadata:
         self._closed = False
         # Each partition's TopicPartition, made (and validated) once per reader, not per batch.
         self._known: dict[tuple[str, int], TopicPartition] = {}
-        # The topics described after the last batch's offsets (see look_up_and_plan).
+        # The topics described after the last batch's offsets (see look_up_and_plan), and
+        # the request for them while it is not yet answered.
         self._checked: LiveTopics | None = None
+        self._pending: tuple[dict[str, Any] | None, list[str]] | None = None
 
     def __enter__(self) -> KafkaMetadata:
         """Use the client for one block; it is closed when the block ends."""
@@ -171,19 +173,23 @@ class KafkaMetadata:
     ) -> _T:
         """Look up the subscription's partitions, ids and ends, and return ``plan`` of them.
 
-        The ids are read again after the offsets: a topic re-created in between would pair
-        the old topic's id with the new topic's offsets, and the next batch would read the new
-        topic's records twice (once as the old topic's, once from its start). When they
-        changed, the plan is thrown away (an error it raised too) and everything is looked up
-        again.
+        The ids must be read again after the offsets: a topic re-created in between would
+        pair the old topic's id with the new topic's offsets, and the next batch would read
+        the new topic's records twice (once as the old topic's, once from its start). That
+        second reading is sent once the plan is made and answered by :meth:`checked`, which
+        the reader calls before any task of the batch reads (``partitions``): a describe-
+        topics answer at 10,000 partitions is a broker round trip and some 150 ms of CPU in
+        confluent-kafka, which then overlaps Spark writing the batch to its offset log
+        instead of adding to ``latestOffset``. A topic it shows re-created is handled there
+        as after a restart: the batch reads nothing of it and the next batch starts the new
+        topic from its earliest offset, or the query stops under ``failOnDataLoss``.
 
-        ``plan`` runs while that second reading of the ids is on its way: the describe-topics
-        answer is a broker round trip (some 200 ms at 10,000 partitions), and planning a batch
-        costs as much again in Python, so the two overlap instead of adding up. ``plan`` may
-        then run more than once; it must not commit anything outside the reader.
+        A plan that fails may have failed because of such a re-creation (offsets gone back,
+        say): then the ids are read again at once, and when they changed the plan is made
+        again from fresh lookups instead of raising.
 
-        What a batch starts from may be what was read after the previous batch's offsets:
-        Kafka never gives an id twice, so equal ids then and now still mean that no topic was
+        What a batch starts from is what was read after the previous batch's offsets: Kafka
+        never gives an id twice, so equal ids then and now still mean that no topic was
         re-created in between, and a batch pays one topic description instead of two. For
         ``subscribe`` and ``assign``, that description also lists the partitions, so no
         listing of the cluster's topics is made either: a partition or a named topic created
@@ -195,22 +201,32 @@ class KafkaMetadata:
             before = dict(found.topic_ids)
             latest = self.latest(found.partitions)
             asking = _described_topics(subscription, before)
-            asked = self._ask_description(asking)
             try:
-                planned, failure = plan(found, KafkaNow(found.partitions, before, latest)), None
-            except Exception as exc:  # noqa: BLE001 - raised below unless the ids changed
-                planned, failure = None, exc
-            self._checked = checked = self._answer_description(asked, asking)
-            after = {t: checked.topic_ids[t] for t in before if t in checked.topic_ids}
-            if after == before:
-                if failure is not None:
-                    raise failure
-                return planned  # type: ignore[return-value]  # set whenever failure is None
+                planned = plan(found, KafkaNow(found.partitions, before, latest))
+            except Exception:
+                checked = self._answer_description(self._ask_description(asking), asking)
+                self._checked = checked
+                if {t: checked.topic_ids[t] for t in before if t in checked.topic_ids} == before:
+                    raise
+                continue  # planned across a re-creation: plan again from what is there now
+            self._pending = (self._ask_description(asking), asking)
+            return planned
         msg = (
             "the subscribed topics kept being deleted and re-created while the batch was "
             f"planned ({subscription.describe()}); try again once they are stable"
         )
         raise KafkaMetadataError(msg)
+
+    def checked(self) -> LiveTopics | None:
+        """Wait for the description sent after the last batch's offsets, and return it.
+
+        ``None`` before the first batch is planned. Asked again, it answers the same until
+        the next batch sends a new one.
+        """
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._checked = self._answer_description(*pending)
+        return self._checked
 
     def _before(self, subscription: Subscription, fresh: bool) -> LiveTopics:
         """Return what a batch is planned from: partitions, their topics' ids, missing topics.
@@ -219,7 +235,7 @@ class KafkaMetadata:
         (see :meth:`look_up_and_plan`); ``subscribePattern`` lists the cluster's topics
         every time, as only a listing shows a new topic that matches.
         """
-        checked = None if fresh else self._checked
+        checked = None if fresh else self.checked()
         if not isinstance(subscription, SubscribePattern):
             if checked is None:
                 checked = self._description(subscription.topics)

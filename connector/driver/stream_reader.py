@@ -165,8 +165,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     ) -> dict:
         """Plan the batch after ``start`` from what Kafka answered; may run twice (see caller).
 
-        Run by :meth:`KafkaMetadata.look_up_and_plan` while the topic ids are checked again,
-        so it only sets this reader's own fields, each one afresh.
+        Run by :meth:`KafkaMetadata.look_up_and_plan`, again when a plan that failed was
+        made across a topic's re-creation, so it only sets this reader's own fields, each one
+        afresh.
         """
         options, target = self._options, self._available_now_target
         in_slots = {sub.topic for slot in document.state.slots for sub in slot}
@@ -280,26 +281,29 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Cut ``[start, end)`` into tasks; a partition whose offset went back reads nothing."""
         start_document = self._documents.checkpointed(start, "the start of a batch")
         end_document = self._documents.checkpointed(end, "the end of a batch")
-        # A batch planned by an earlier run of the query: check its topics are still the same.
-        # (This reader's own plan checked the ids after its offset lookups.)
-        since = self._recreated_since(end_document) if end_document is not self._planned else ()
+        since = self._recreated_since(end_document)
         start_state = reading_start(start_document, end_document, since)
         return plan_input_partitions(start_state, end_document.state, self._options)
 
     def _recreated_since(self, end: SlotsDocument) -> tuple[str, ...]:
         """Topics of a planned batch re-created since it was planned; fail or report them.
 
-        A batch is planned again after a restart: if a topic was re-created meanwhile, its
-        planned offsets now hold other records, which must not be read as the planned ones.
-        The planned ones are gone, so under ``failOnDataLoss=false`` the batch reads nothing
-        of that topic and the next batch starts the new topic from its earliest offset.
+        If a topic was re-created after the batch's offsets were looked up, its planned
+        offsets hold other records, which must not be read as the planned ones. The planned
+        ones are gone, so under ``failOnDataLoss=false`` the batch reads nothing of that topic
+        and the next batch starts the new topic from its earliest offset. A batch this reader
+        planned is checked against the description sent after its offsets (see
+        :meth:`KafkaMetadata.look_up_and_plan`); one planned by an earlier run of the query,
+        replayed after a restart, against the topics as they are now.
         """
         if not end.topic_ids:
             return ()
         planned = dict(end.topic_ids)
         in_slots = {sub.topic for slot in end.state.slots for sub in slot}
         topics = sorted(topic for topic in planned if topic in in_slots)
-        now = self._kafka().topic_ids(topics)
+        kafka = self._kafka()
+        checked = kafka.checked() if end is self._planned else None
+        now = dict(checked.topic_ids) if checked is not None else kafka.topic_ids(topics)
         changed = recreated_topics({t: planned[t] for t in topics}, now)
         if changed:
             _report([recreation_loss(changed, planned, now, self._options.fail_on_data_loss)])

@@ -7,6 +7,7 @@ these check the wiring: what the reader asks Kafka, what it hands back to Spark 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Collection, Mapping
 from typing import TypeVar
@@ -42,6 +43,14 @@ class KafkaAnswers:
         self.earliest_offset = earliest
         self.missing = missing
         self.earliest_asked: list[list[TopicPartition]] = []
+        self.id_after = topic_id  # what the check sent after the offsets answers
+        self.checks = 0
+
+    def checked(self) -> LiveTopics:
+        """Answer as :meth:`KafkaMetadata.checked`: the ids read after the last offsets."""
+        self.checks += 1
+        partitions = frozenset(self.latest)
+        return LiveTopics(partitions, {tp.topic: self.id_after for tp in partitions})
 
     def look_up_and_plan(self, subscription: object, plan: Callable[..., _T]) -> _T:
         """Answer as :meth:`KafkaMetadata.look_up_and_plan`, ids unchanged: plan once."""
@@ -140,6 +149,40 @@ def test_a_recreated_topic_restarts_at_its_earliest_offset_otherwise() -> None:
     end = stream.latestOffset(start_of({P0: 7}), ReadAllAvailable())
     assert offsets_in(end) == {0: 0}
     assert ids_in(end) == {"orders": "ID2"}
+
+
+def test_a_batch_reads_nothing_of_a_topic_re_created_after_its_offsets() -> None:
+    """The ids read after the offsets are waited for in ``partitions``, before any task."""
+    kafka = KafkaAnswers({P0: 50, P1: 9})
+    stream = reader(kafka, failOnDataLoss="false")
+    start = start_of({P0: 7, P1: 3})
+    end = stream.latestOffset(start, ReadAllAvailable())
+    assert kafka.checks == 0, "latestOffset does not wait for the check"
+    kafka.id_after = "ID2"
+    tasks = stream.partitions(json.loads(json.dumps(start)), json.loads(json.dumps(end)))
+    assert kafka.checks == 1
+    assert [(r.partition, r.start, r.until) for t in tasks for r in t.ranges] == []
+
+
+def test_a_topic_re_created_after_the_offsets_fails_the_batch_under_fail_on_data_loss() -> None:
+    kafka = KafkaAnswers({P0: 50})
+    stream = reader(kafka)
+    start = start_of({P0: 7})
+    end = stream.latestOffset(start, ReadAllAvailable())
+    kafka.id_after = "ID2"
+    with pytest.raises(DataLossError, match=r"orders \(id ID1 -> ID2\) was deleted and re-created"):
+        stream.partitions(json.loads(json.dumps(start)), json.loads(json.dumps(end)))
+
+
+def test_a_batch_whose_ids_held_reads_its_ranges() -> None:
+    kafka = KafkaAnswers({P0: 50, P1: 9})
+    stream = reader(kafka)
+    start = start_of({P0: 7, P1: 3})
+    end = stream.latestOffset(start, ReadAllAvailable())
+    tasks = stream.partitions(json.loads(json.dumps(start)), json.loads(json.dumps(end)))
+    ranges = sorted((r.partition, r.start, r.until) for t in tasks for r in t.ranges)
+    assert ranges == [(0, 7, 50), (1, 3, 9)]
+    assert kafka.checks == 1
 
 
 def test_a_typo_fails_once_missing_topic_timeout_has_passed(

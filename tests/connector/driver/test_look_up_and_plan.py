@@ -1,8 +1,9 @@
-"""``KafkaMetadata.look_up_and_plan``: a plan is only kept when the topic ids held around it.
+"""``KafkaMetadata.look_up_and_plan``: the order of lookups, plan and the id check after them.
 
 The Kafka lookups are replaced by scripted answers (the real ones are exercised against a
 broker in ``integration_tests/test_offset_lookup.py``); what is checked here is the order of
-the steps and what happens to a plan, or a plan's error, when a topic was re-created.
+the steps, when the id check is answered, and what happens to a plan's error when a topic was
+re-created.
 """
 
 from __future__ import annotations
@@ -78,11 +79,17 @@ def planner(
     return plan
 
 
-def test_the_plan_runs_between_sending_the_id_check_and_reading_its_answer() -> None:
+def test_the_id_check_is_sent_after_the_plan_and_answered_when_asked() -> None:
+    """``latestOffset`` does not wait for the check; the batch's ``partitions`` does."""
     kafka = Scripted(ids_after=["ID1"])
     planned = kafka.look_up_and_plan(kafka._options.subscription, planner(kafka.steps, [None]))
     assert planned == "planned with ID1"
-    assert kafka.steps == ["latest", "ask ids", "plan", "answer ids"]
+    assert kafka.steps == ["latest", "plan", "ask ids"]
+    checked = kafka.checked()
+    assert checked is not None and checked.topic_ids == {"orders": "ID1"}
+    assert kafka.steps == ["latest", "plan", "ask ids", "answer ids"]
+    assert kafka.checked() is checked  # answered once
+    assert kafka.steps.count("answer ids") == 1
     kafka.close()
 
 
@@ -93,12 +100,15 @@ def test_subscribe_plans_from_the_last_check_without_listing_topics() -> None:
     kafka.look_up_and_plan(kafka._options.subscription, plan)
     kafka.look_up_and_plan(kafka._options.subscription, plan)
     assert "live" not in kafka.steps and "describe" not in kafka.steps
+    # The second batch waits for the first one's check before its own offsets.
+    assert kafka.steps == ["latest", "plan", "ask ids", "answer ids", "latest", "plan", "ask ids"]
     kafka.close()
 
 
 def test_a_first_batch_describes_the_named_topics_before_its_offsets() -> None:
     kafka = Scripted(ids_after=["ID1"])
     kafka._checked = None
+    assert kafka.checked() is None
     kafka.look_up_and_plan(kafka._options.subscription, planner(kafka.steps, [None]))
     assert kafka.steps[:2] == ["describe", "latest"]
     kafka.close()
@@ -109,28 +119,31 @@ def test_a_pattern_lists_the_topics_every_batch() -> None:
     kafka = Scripted(ids_after=["ID1"], subscription="subscribePattern")
     planned = kafka.look_up_and_plan(kafka._options.subscription, planner(kafka.steps, [None]))
     assert planned == "planned with ID1"
-    assert kafka.steps == ["live", "latest", "ask ids", "plan", "answer ids"]
+    assert kafka.steps == ["live", "latest", "plan", "ask ids"]
     kafka.close()
 
 
-def test_a_topic_re_created_during_the_plan_throws_the_plan_away_and_plans_again() -> None:
-    kafka = Scripted(ids_after=["ID2", "ID2"])
-    planned = kafka.look_up_and_plan(
-        kafka._options.subscription, planner(kafka.steps, [None, None])
-    )
-    assert planned == "planned with ID2"
-    assert kafka.steps.count("plan") == 2
-    assert kafka.steps[4:] == ["describe", "latest", "ask ids", "plan", "answer ids"]
+def test_a_topic_re_created_after_the_offsets_shows_in_the_check_not_in_the_plan() -> None:
+    """The plan stands; the reader's ``partitions`` reads the new id and skips the topic."""
+    kafka = Scripted(ids_after=["ID2"])
+    planned = kafka.look_up_and_plan(kafka._options.subscription, planner(kafka.steps, [None]))
+    assert planned == "planned with ID1"
+    checked = kafka.checked()
+    assert checked is not None and checked.topic_ids == {"orders": "ID2"}
     kafka.close()
 
 
-def test_an_error_of_a_plan_made_across_a_re_creation_is_not_raised() -> None:
+def test_a_plan_that_failed_across_a_re_creation_is_made_again() -> None:
     kafka = Scripted(ids_after=["ID2", "ID2"])
     lost = DataLossError("offsets went back")
     planned = kafka.look_up_and_plan(
         kafka._options.subscription, planner(kafka.steps, [lost, None])
     )
     assert planned == "planned with ID2"
+    assert kafka.steps == [
+        "latest", "plan", "ask ids", "answer ids",  # failed: the ids are checked at once
+        "describe", "latest", "plan", "ask ids",  # changed: fresh lookups, a new plan
+    ]  # fmt: skip
     kafka.close()
 
 
@@ -146,9 +159,10 @@ def test_an_error_of_a_plan_is_raised_once_the_ids_held() -> None:
 
 def test_ids_that_keep_changing_fail_naming_the_subscription() -> None:
     kafka = Scripted(ids_after=["ID2", "ID3", "ID4"])
+    lost = DataLossError("offsets went back")
     with pytest.raises(KafkaMetadataError, match="kept being deleted and re-created"):
         kafka.look_up_and_plan(
-            kafka._options.subscription, planner(kafka.steps, [None, None, None])
+            kafka._options.subscription, planner(kafka.steps, [lost, lost, lost])
         )
     assert kafka.steps.count("plan") == 3
     kafka.close()
