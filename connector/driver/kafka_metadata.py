@@ -16,7 +16,8 @@ partitions cost more than the request itself. ``integration_tests/test_offset_lo
 checks both give the same offsets, under ``read_committed`` with an open transaction too.
 The client's own work per call grows faster than its partition count, so a lookup is sent
 as calls of at most :data:`OFFSETS_PER_CALL` partitions (at 10,000 partitions on the
-benchmark machine: 630 ms in one call, 86 ms in calls of 500).
+benchmark machine: 630 ms in one call, 86 ms in calls of 500); the calls of one lookup are
+spread over a few connections (:mod:`connector.driver.offset_calls`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from connector.driver.kafka_errors import (
     kafka_error_of,
     not_authorized,
 )
+from connector.driver.offset_calls import SpreadCalls
 from connector.errors import (
     KafkaAuthenticationError,
     KafkaAuthorizationError,
@@ -132,6 +134,7 @@ class KafkaMetadata:
         self._errors = ClientErrors()
         self._consumer: Any = driver_consumer(options, self._errors)
         self._admin: Any = None
+        self._spread = SpreadCalls(lambda: driver_consumer(options, self._errors))
         self._closed = False
         # Each partition's TopicPartition, made (and validated) once per reader, not per batch.
         self._known: dict[tuple[str, int], TopicPartition] = {}
@@ -153,6 +156,7 @@ class KafkaMetadata:
         self._closed = True
         consumer, self._consumer = self._consumer, None
         self._admin = None  # an AdminClient closes when collected
+        self._spread.close()
         if consumer is not None:
             consumer.close()
 
@@ -434,13 +438,11 @@ class KafkaMetadata:
 
         request = [KafkaTopicPartition(tp.topic, tp.partition, ts) for tp, ts in timestamps.items()]
 
+        step = self._offsets_per_call
+        calls = [request[first : first + step] for first in range(0, len(request), step)]
+
         def call(client: Any, timeout: float) -> dict[TopicPartition, int]:
-            found = []
-            step = self._offsets_per_call
-            for first in range(0, len(request), step):
-                chunk = request[first : first + step]
-                found.extend(client.offsets_for_times(chunk, timeout=timeout))
-            return _offsets(found, timestamps)
+            return _offsets(self._spread.offsets_for_times(client, calls, timeout), timestamps)
 
         return self._retry(lambda: f"list offsets of {_first_partitions(timestamps)}", call)
 
@@ -505,6 +507,7 @@ class KafkaMetadata:
         a client stuck on a dead connection can take long to notice a refresh.
         """
         self._errors.clear()
+        self._spread.renew()  # opened again when next needed, with fresh metadata
         if attempt % 2:
             remaining = deadline - time.monotonic()
             if remaining > 0.1:
