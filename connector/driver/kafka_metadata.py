@@ -138,9 +138,10 @@ class KafkaMetadata:
         self._closed = False
         # Each partition's TopicPartition, made (and validated) once per reader, not per batch.
         self._known: dict[tuple[str, int], TopicPartition] = {}
-        # The topics described after the last batch's offsets (see look_up_and_plan), and
-        # the request for them while it is not yet answered.
+        # The topics described after the last batch's offsets (see look_up_and_plan); the
+        # topics to describe until the request is sent; the request until it is answered.
         self._checked: LiveTopics | None = None
+        self._unsent: list[str] | None = None
         self._pending: tuple[dict[str, Any] | None, list[str]] | None = None
 
     def __enter__(self) -> KafkaMetadata:
@@ -180,13 +181,16 @@ class KafkaMetadata:
         The ids must be read again after the offsets: a topic re-created in between would
         pair the old topic's id with the new topic's offsets, and the next batch would read
         the new topic's records twice (once as the old topic's, once from its start). That
-        second reading is sent once the plan is made and answered by :meth:`checked`, which
-        the reader calls before any task of the batch reads (``partitions``): a describe-
-        topics answer at 10,000 partitions is a broker round trip and some 150 ms of CPU in
-        confluent-kafka, which then overlaps Spark writing the batch to its offset log
-        instead of adding to ``latestOffset``. A topic it shows re-created is handled there
-        as after a restart: the batch reads nothing of it and the next batch starts the new
-        topic from its earliest offset, or the query stops under ``failOnDataLoss``.
+        second reading is only due before the batch's tasks read: it is sent by
+        :meth:`send_check` (the reader's ``reportLatestOffset``, which Spark calls right
+        after ``latestOffset``) and answered by :meth:`checked` (the reader's
+        ``partitions``), either sending it first if it was not sent. A describe-topics answer
+        at 10,000 partitions is a broker round trip and some 150 ms of CPU in confluent-kafka,
+        which then overlaps Spark writing the batch to its offset log instead of adding to
+        ``latestOffset``; and the later it is read, the shorter the time in which a topic
+        re-created before the tasks read would go unseen. A topic it shows re-created is
+        handled as after a restart: the batch reads nothing of it and the next batch starts
+        the new topic from its earliest offset, or the query stops under ``failOnDataLoss``.
 
         A plan that fails may have failed because of such a re-creation (offsets gone back,
         say): then the ids are read again at once, and when they changed the plan is made
@@ -213,7 +217,7 @@ class KafkaMetadata:
                 if {t: checked.topic_ids[t] for t in before if t in checked.topic_ids} == before:
                     raise
                 continue  # planned across a re-creation: plan again from what is there now
-            self._pending = (self._ask_description(asking), asking)
+            self._unsent, self._pending = asking, None
             return planned
         msg = (
             "the subscribed topics kept being deleted and re-created while the batch was "
@@ -221,12 +225,19 @@ class KafkaMetadata:
         )
         raise KafkaMetadataError(msg)
 
+    def send_check(self) -> None:
+        """Send the description due after the last batch's offsets; once sent, do nothing."""
+        unsent, self._unsent = self._unsent, None
+        if unsent is not None:
+            self._pending = (self._ask_description(unsent), unsent)
+
     def checked(self) -> LiveTopics | None:
-        """Wait for the description sent after the last batch's offsets, and return it.
+        """Wait for the description due after the last batch's offsets, and return it.
 
         ``None`` before the first batch is planned. Asked again, it answers the same until
-        the next batch sends a new one.
+        the next batch plans.
         """
+        self.send_check()
         pending, self._pending = self._pending, None
         if pending is not None:
             self._checked = self._answer_description(*pending)

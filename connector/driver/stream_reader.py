@@ -30,6 +30,7 @@ from connector.driver.alignment import EventTimeAlignment
 from connector.driver.checkpointed import CheckpointedDocuments
 from connector.driver.group_commits import GroupCommits
 from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
+from connector.driver.latest_report import LatestByTopic
 from connector.driver.slots import (
     log_rebalance,
     plan_input_partitions,
@@ -75,6 +76,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._metadata: KafkaMetadata | None = None
         self._available_now_target: dict[TopicPartition, int] | None = None
         self._latest: Mapping[TopicPartition, int] | None = None
+        self._latest_by_topic = LatestByTopic()
         self._backlog: Mapping[str, Any] | None = None
         self._last_trigger_ms = 0.0
         self._group = GroupCommits(options)
@@ -258,19 +260,19 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         The Python data source API has no custom metrics, so the backlog that Spark's
         built-in source reports as ``offsetsBehindLatest`` metrics travels here instead.
+        Also sends the batch's topic-id check (see :meth:`KafkaMetadata.look_up_and_plan`).
         """
-        if self._latest is None:
-            return None
-        # Grouped by topic first, then each topic's partitions sorted as ints: half the cost
-        # of sorting (topic, partition) keys at 10,000 partitions.
-        by_topic: dict[str, list[tuple[int, int]]] = {}
-        for tp, offset in self._latest.items():
-            by_topic.setdefault(tp.topic, []).append((tp.partition, offset))
-        latest = {
-            topic: {str(partition): offset for partition, offset in sorted(pairs)}
-            for topic, pairs in sorted(by_topic.items())
-        }
-        return {"latest": latest, "backlog": self._backlog}
+        report = None
+        if self._latest is not None:
+            report = {
+                "latest": self._latest_by_topic.report(self._latest),
+                "backlog": self._backlog,
+            }
+        if self._metadata is not None:
+            # Spark calls this right after latestOffset and then writes the batch to its offset
+            # log: the batch's id check is sent now, to be answered while Spark does so.
+            self._metadata.send_check()
+        return report
 
     def commit(self, end: dict) -> None:
         """With ``commitOffsetsToGroup``, publish the batch's end offsets to that group."""

@@ -45,6 +45,11 @@ class KafkaAnswers:
         self.earliest_asked: list[list[TopicPartition]] = []
         self.id_after = topic_id  # what the check sent after the offsets answers
         self.checks = 0
+        self.sent = 0
+
+    def send_check(self) -> None:
+        """Record that the id check was sent, as :meth:`KafkaMetadata.send_check` sends it."""
+        self.sent += 1
 
     def checked(self) -> LiveTopics:
         """Answer as :meth:`KafkaMetadata.checked`: the ids read after the last offsets."""
@@ -157,7 +162,9 @@ def test_a_batch_reads_nothing_of_a_topic_re_created_after_its_offsets() -> None
     stream = reader(kafka, failOnDataLoss="false")
     start = start_of({P0: 7, P1: 3})
     end = stream.latestOffset(start, ReadAllAvailable())
-    assert kafka.checks == 0, "latestOffset does not wait for the check"
+    assert kafka.sent == kafka.checks == 0, "latestOffset does not wait for the check"
+    stream.reportLatestOffset()
+    assert (kafka.sent, kafka.checks) == (1, 0), "sent, not waited for"
     kafka.id_after = "ID2"
     tasks = stream.partitions(json.loads(json.dumps(start)), json.loads(json.dumps(end)))
     assert kafka.checks == 1
