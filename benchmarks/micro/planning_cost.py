@@ -1,10 +1,13 @@
 """Driver-side planning cost per micro-batch: ``latestOffset`` then ``partitions``.
 
 The stream reader is called directly, as Spark's driver-side Python process calls it, with
-no Spark involved: each call plans the same batch, from the earliest offsets to the latest,
-of a topic whose every partition holds a few records, so every partition has a range to read
-and gets a task (one slot per partition, the default, and ``minRecordsPerPartition=1``, so
-that small ranges are not coalesced into fewer tasks).
+no Spark involved: ``latestOffset`` and ``reportLatestOffset`` (which Spark times together
+as the batch's ``latestOffset``), then ``partitions``, which waits for the topic-id check
+the report sent (in Spark, the offset log is written in between). Each call plans the same
+batch, from the earliest offsets to the latest, of a topic whose every partition holds a
+few records, so every partition has a range to read and gets a task (one slot per
+partition, the default, and ``minRecordsPerPartition=1``, so that small ranges are not
+coalesced into fewer tasks).
 """
 
 from __future__ import annotations
@@ -41,12 +44,13 @@ def measure_planning(bootstrap: str, topic: str, partitions: int, calls: int) ->
     try:
         start = reader.initialOffset()
         # One untimed batch: the admin client connects and fetches metadata the first time.
-        reader.partitions(start, reader.latestOffset(start, ReadAllAvailable()))
+        _plan_batch(reader, start)
         latest_ms, partitions_ms, total_ms = [], [], []
         tasks = 0
         for _ in range(calls):
             began = time.perf_counter()
             end = reader.latestOffset(start, ReadAllAvailable())
+            reader.reportLatestOffset()
             planned = time.perf_counter()
             tasks = len(reader.partitions(start, end))
             done = time.perf_counter()
@@ -70,19 +74,22 @@ def measure_planning(bootstrap: str, topic: str, partitions: int, calls: int) ->
 
 def profile_planning(bootstrap: str, topic: str) -> str:
     """Profile one micro-batch of ``topic`` (made by measure_planning) with cProfile."""
-    from pyspark.sql.streaming.datasource import ReadAllAvailable
-
     reader = _reader(bootstrap, topic)
     try:
         start = reader.initialOffset()
-        reader.partitions(start, reader.latestOffset(start, ReadAllAvailable()))
-
-        def plan() -> None:
-            reader.partitions(start, reader.latestOffset(start, ReadAllAvailable()))
-
-        return profile_call(plan)
+        _plan_batch(reader, start)
+        return profile_call(lambda: _plan_batch(reader, start))
     finally:
         reader.stop()
+
+
+def _plan_batch(reader, start: dict) -> int:
+    """Plan one batch from ``start`` as Spark calls the reader; return its task count."""
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    end = reader.latestOffset(start, ReadAllAvailable())
+    reader.reportLatestOffset()
+    return len(reader.partitions(start, end))
 
 
 def _reader(bootstrap: str, topic: str):

@@ -30,7 +30,6 @@ from connector.driver.alignment import EventTimeAlignment
 from connector.driver.checkpointed import CheckpointedDocuments
 from connector.driver.group_commits import GroupCommits
 from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
-from connector.driver.latest_report import LatestByTopic
 from connector.driver.slots import (
     log_rebalance,
     plan_input_partitions,
@@ -51,6 +50,7 @@ from state.batch_boundary import (
     target_ends,
 )
 from state.batch_edges import reading_start
+from state.latest_report import LatestByTopic
 from state.missing_topics import MissingTopicWatch
 
 __all__ = ["KafkaStreamReader"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from itertools import groupby
 
-from state import TopicPartition
+from state.partitions import TopicPartition
 
 __all__ = ["LatestByTopic"]
 
@@ -20,7 +20,14 @@ _Layout = tuple[tuple[str, tuple[TopicPartition, ...], tuple[str, ...]], ...]
 
 
 class LatestByTopic:
-    """Turns ``{TopicPartition: offset}`` into ``{topic: {"partition": offset}}``, sorted."""
+    """Turns ``{TopicPartition: offset}`` into ``{topic: {"partition": offset}}``, sorted.
+
+    A cache, not a state: the one mutable thing it keeps is the layout of the last partition
+    set it was given.
+    """
+
+    _partitions: frozenset[TopicPartition]
+    _layout: _Layout
 
     def __init__(self) -> None:
         self._partitions: frozenset[TopicPartition] = frozenset()

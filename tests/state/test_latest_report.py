@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.driver.latest_report import LatestByTopic
 from state import TopicPartition
+from state.latest_report import LatestByTopic
 
 latest_offsets = st.dictionaries(
     st.builds(
