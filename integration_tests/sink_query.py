@@ -121,9 +121,11 @@ def stream(bootstrap: str, source: str, checkpoints: str, *outputs: str) -> None
     conf = {"spark.ui.enabled": "false", **_SMALL_ARROW_BATCHES}
     spark = query_session("local[2]", "sink-query", conf)
     for guarantee, topic in zip(("exactly-once", "at-least-once"), outputs, strict=True):
-        # One DataFrame and one UDF per query: two queries sharing one plan's objects can have
-        # Spark serialize a task while the other query's thread changes a map in it
-        # (java.io.OptionalDataException when the task is read).
+        # One DataFrame and one UDF per query, and each query started once the one before
+        # has finished a batch: two queries whose tasks Spark serializes at the same moment
+        # can see a collection change under them ("Task not serializable: Illegal size 5 of
+        # collection, expected 6", or java.io.OptionalDataException when the task is read).
+        # Both hit this test's restarts, where every query starts with a replayed batch.
         position = F.udf(slow_position, StringType())
         records = kafka_stream(
             spark, bootstrap, source, parallelism="2", maxOffsetsPerTrigger="300"
@@ -131,7 +133,7 @@ def stream(bootstrap: str, source: str, checkpoints: str, *outputs: str) -> None
             F.col("partition").cast("string").alias("key"),
             position("partition", "offset").alias("value"),
         )
-        (
+        query = (
             records.writeStream.format("kafka-rescalable")
             .option("kafka.bootstrap.servers", bootstrap)
             .option("topic", topic)
@@ -140,6 +142,9 @@ def stream(bootstrap: str, source: str, checkpoints: str, *outputs: str) -> None
             .trigger(processingTime="200 milliseconds")
             .start()
         )
+        deadline = time.monotonic() + 120
+        while query.lastProgress is None and query.isActive and time.monotonic() < deadline:
+            time.sleep(0.2)
     spark.streams.awaitAnyTermination()
 
 
