@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import lt, sub
 from typing import Any
 
 from state.admission import cap_end_offsets
@@ -195,7 +197,7 @@ def reconcile(
     if loss is not None:
         losses.append(loss)
         known = {tp: at for tp, at in known.items() if tp not in reset}
-    joining = frozenset(tp for tp in live if tp not in known)
+    joining = live.difference(known)
     return Carried(known, live, joining, recreated, tuple(losses))
 
 
@@ -219,7 +221,7 @@ def _went_back(
     fail_on_data_loss: bool,
 ) -> tuple[frozenset[TopicPartition], DataLoss | None]:
     """Partitions whose end is below the checkpointed offset that start again, and the loss."""
-    back = sorted(tp for tp, at in known.items() if latest.get(tp, at) < at)
+    back = sorted(compress(known, map(lt, map(latest.get, known, known.values()), known.values())))
     if not back:
         return frozenset(), None
     shown = "; ".join(
@@ -270,7 +272,10 @@ def target_ends(
     target: Mapping[TopicPartition, int] | None,
 ) -> dict[TopicPartition, int]:
     """Return each carried partition's latest offset, cut at the AvailableNow ``target``."""
-    ends = {tp: end for tp, end in latest.items() if tp in carried.known}
+    if carried.known.keys() >= latest.keys():  # the steady state: no partition joins
+        ends = dict(latest)
+    else:
+        ends = {tp: end for tp, end in latest.items() if tp in carried.known}
     if target is not None:
         ends = {tp: min(end, target.get(tp, end)) for tp, end in ends.items()}
     return ends
@@ -332,8 +337,13 @@ def plan_batch_end(
         final = {tp: min(end, capped[tp]) for tp, end in final.items()}
     held = _held_back(latest, ends, aligned, final)
     joining = {tp: earliest[tp] for tp in carried.joining}
-    starts = {tp: known.get(tp, joining.get(tp, 0)) for tp in carried.live}
-    weights = {tp: max(0, latest[tp] - at) for tp, at in starts.items()}
+    starts: Mapping[TopicPartition, int]
+    if not joining and known.keys() == carried.live:  # the steady state
+        starts = known
+    else:
+        starts = {tp: known.get(tp, joining.get(tp, 0)) for tp in carried.live}
+    behind = map(sub, map(latest.__getitem__, starts), starts.values())
+    weights = dict(zip(starts, map(max, repeat(0), behind), strict=True))
     current = document.state
     if settled(current, slots, starts, weights):
         result = Rebalance(current, frozenset(), (), ())  # what rebalance would answer
@@ -366,9 +376,8 @@ def _held_back(
 ) -> dict[TopicPartition, str]:
     """Each partition ending before its latest offset, with the first rule that held it."""
     held = {}
-    for tp, end in final.items():
-        if end >= latest[tp]:
-            continue
+    # Almost always none: found in C-level passes, each then told in Python.
+    for tp in compress(final, map(lt, final.values(), map(latest.__getitem__, final))):
         if ends[tp] < latest[tp]:
             held[tp] = HELD_BY_TARGET
         elif aligned is not None and aligned[tp] < ends[tp]:

@@ -11,10 +11,11 @@ slow one, taken only when something is wrong, that names the first bad value.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, islice, repeat
-from operator import attrgetter, itemgetter
+from itertools import chain, compress, count, islice, repeat
+from operator import attrgetter, gt, is_not, itemgetter, lt
 from typing import TypeVar
 
 from state.errors import DuplicatePartitionError, OffsetRegressionError, UnknownPartitionError
@@ -26,9 +27,9 @@ from state.partitions import (
     TopicPartition,
     all_plain,
     partition_key,
-    trusted_offset_range,
-    trusted_partition_offset,
-    trusted_topic_partition,
+    trusted_offset_ranges,
+    trusted_partition_offsets,
+    trusted_topic_partitions,
 )
 
 __all__ = ["OffsetState", "Places", "places_of", "sorted_slot", "trusted_state"]
@@ -39,7 +40,9 @@ Places = dict[PartitionKey, tuple[int, int]]
 _offset = attrgetter("offset")
 _TUPLE = frozenset({tuple})
 _INT = frozenset({int})  # exactly: bool is no offset
+_TOPIC_PARTITION = frozenset({TopicPartition})
 _ABSENT = object()
+_drain = deque(maxlen=0).extend  # consumes a C-level pass of side effects
 _Value = TypeVar("_Value")
 
 
@@ -91,14 +94,28 @@ def _valid_offsets(offsets: Collection[object]) -> bool:
     )
 
 
+def _scatter(base: list[_Value], chosen: list[bool], values: Iterable[_Value]) -> list[_Value]:
+    """Replace the items of ``base`` where ``chosen`` is true by ``values``, in order.
+
+    One C-level pass (``list.__setitem__`` mapped over the chosen positions), for the
+    thousands of sub-states a batch moves: a Python loop over them would cost more than
+    building the values.
+    """
+    _drain(map(base.__setitem__, compress(count(), chosen), values))
+    return base
+
+
 def _regroup(
     values: list[_Value], like: tuple[tuple[object, ...], ...], *, drop_none: bool = False
 ) -> tuple[tuple[_Value, ...], ...]:
     """Cut ``values``, one per sub-state of ``like``, into tuples shaped like its slots.
 
-    Done in C (``islice`` per slot), since a slot often holds a single partition. With
-    ``drop_none``, the ``None`` values are left out of their slot's tuple.
+    Done in C (``islice`` per slot), since a slot often holds a single partition; when
+    every slot holds one, ``zip`` makes the 1-tuples at once. With ``drop_none``, the
+    ``None`` values are left out of their slot's tuple.
     """
+    if not drop_none and len(values) == len(like) and all(like):
+        return tuple(zip(values))  # one value per slot
     flat = iter(values)
     pieces = map(islice, repeat(flat), map(len, like))
     if drop_none:
@@ -256,7 +273,7 @@ class OffsetState:
     def partitions(self) -> frozenset[TopicPartition]:
         """Every Kafka partition held, in any slot."""
         if self._partitions is None:
-            made = frozenset(trusted_topic_partition(*key) for key in self._index())
+            made = frozenset(trusted_topic_partitions(self._index()))
             object.__setattr__(self, "_partitions", made)
         return self._partitions
 
@@ -268,7 +285,9 @@ class OffsetState:
         """
         if self._offsets is None:
             where = self._index()
-            made = {trusted_topic_partition(*key): where[key][1] for key in sorted(where)}
+            keys = sorted(where)
+            at = map(itemgetter(1), map(where.__getitem__, keys))
+            made = dict(zip(trusted_topic_partitions(keys), at, strict=True))
             object.__setattr__(self, "_offsets", made)
         return dict(self._offsets)  # type: ignore[arg-type]  # set just above
 
@@ -328,21 +347,30 @@ class OffsetState:
             When an offset is not a valid next offset (see :class:`PartitionOffset`).
         """
         where = self._index()
-        new = {
-            (tp.topic, tp.partition): o for tp, o in offsets.items() if type(tp) is TopicPartition
-        }
+        new: Mapping[PartitionKey, int]
+        if type(offsets) is dict and set(map(type, offsets)) <= _TOPIC_PARTITION:
+            new = offsets  # a TopicPartition equals and hashes as its (topic, partition) key
+        else:
+            new = {
+                (tp.topic, tp.partition): o
+                for tp, o in offsets.items()
+                if type(tp) is TopicPartition
+            }
         if len(new) != len(offsets) or not where.keys() >= new.keys():
             for tp in sorted(offsets):  # the first unknown one in order, as documented
                 self._lookup(tp)
         subs = list(chain.from_iterable(self.slots))
-        given = map(new.get, map(partition_key, subs), repeat(_ABSENT))
+        given = list(map(new.get, map(partition_key, subs), repeat(_ABSENT)))
         if _valid_offsets(new.values()):
-            moved = [
-                sub
-                if offset is _ABSENT
-                else trusted_partition_offset(sub.topic, sub.partition, offset)
-                for sub, offset in zip(subs, given, strict=True)
-            ]
+            moving = list(map(is_not, given, repeat(_ABSENT)))
+            if all(moving):  # the end of a batch: every partition moves
+                moved = trusted_partition_offsets(subs, given)  # type: ignore[arg-type]
+            else:
+                made = trusted_partition_offsets(
+                    list(compress(subs, moving)),
+                    list(compress(given, moving)),  # type: ignore[arg-type]
+                )
+                moved = _scatter(list(subs), moving, made)
         else:  # one at a time, so that the first bad offset is named
             moved = [
                 sub if offset is _ABSENT else sub.with_offset(offset)
@@ -370,17 +398,24 @@ class OffsetState:
             When a partition's offset in ``end`` is before its offset in ``self``.
         """
         where = self._index()
-        ranges: list[OffsetRange | None] = []
-        for sub in chain.from_iterable(end.slots):
-            found = where.get((sub.topic, sub.partition))
-            until = sub.offset
-            start = until if found is None else found[1]
-            if until > start:
-                ranges.append(trusted_offset_range(sub.topic, sub.partition, start, until))
-            elif until < start:
-                raise OffsetRegressionError(sub.topic_partition, start, until)
-            else:
-                ranges.append(None)
+        begins = dict(zip(where, map(itemgetter(1), where.values()), strict=True))
+        subs = list(chain.from_iterable(end.slots))
+        untils = list(map(_offset, subs))
+        # A partition only in ``end`` starts where it ends: it reads nothing.
+        starts = list(map(begins.get, map(partition_key, subs), untils))
+        if any(map(lt, untils, starts)):
+            sub, start = next(compress(zip(subs, starts, strict=True), map(lt, untils, starts)))
+            raise OffsetRegressionError(sub.topic_partition, start, sub.offset)
+        reads = list(map(gt, untils, starts))
+        if all(reads):  # a busy batch: every partition reads
+            return _regroup(trusted_offset_ranges(subs, starts, untils), end.slots)
+        made = trusted_offset_ranges(
+            list(compress(subs, reads)),
+            list(compress(starts, reads)),
+            list(compress(untils, reads)),
+        )
+        ranges: list[OffsetRange | None] = [None] * len(subs)
+        _scatter(ranges, reads, made)
         return _regroup(ranges, end.slots, drop_none=True)
 
     def records_between(self, end: OffsetState) -> int:

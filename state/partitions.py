@@ -8,8 +8,10 @@ a string changes from process to process and must never decide anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from operator import attrgetter
 from typing import Any, Final
 
@@ -28,8 +30,11 @@ __all__ = [
     "partition_key",
     "slot_setters",
     "trusted_offset_range",
+    "trusted_offset_ranges",
     "trusted_partition_offset",
+    "trusted_partition_offsets",
     "trusted_topic_partition",
+    "trusted_topic_partitions",
 ]
 
 MAX_PARTITION: Final = 2**31 - 1
@@ -321,6 +326,39 @@ def trusted_offset_range(topic: str, partition: int, start: int, until: int) -> 
     _OR_START(value, start)
     _OR_UNTIL(value, until)
     return value
+
+
+# The same for thousands of values, in C-level passes (``map`` over the slot setters, drained
+# by an empty deque): a Python call per value of a batch costs more than the value itself.
+_drain = deque(maxlen=0).extend
+_topic_of = attrgetter("topic")
+_partition_of = attrgetter("partition")
+
+
+def trusted_topic_partitions(keys: Iterable[PartitionKey]) -> list[TopicPartition]:
+    """``TopicPartition(*key)`` for each ``(topic, partition)`` key already validated."""
+    return list(map(_new_tuple, repeat(TopicPartition), keys))
+
+
+def trusted_partition_offsets(subs: Sequence[Any], offsets: Sequence[int]) -> list[PartitionOffset]:
+    """Each of ``subs`` (anything with a valid topic and partition) at its offset in ``offsets``."""
+    values = list(map(_new, repeat(PartitionOffset, len(offsets))))
+    _drain(map(_PO_TOPIC, values, map(_topic_of, subs)))
+    _drain(map(_PO_PARTITION, values, map(_partition_of, subs)))
+    _drain(map(_PO_OFFSET, values, offsets))
+    return values
+
+
+def trusted_offset_ranges(
+    subs: Sequence[Any], starts: Sequence[int], untils: Sequence[int]
+) -> list[OffsetRange]:
+    """``[start, until)`` of each of ``subs`` (anything with a valid topic and partition)."""
+    values = list(map(_new, repeat(OffsetRange, len(starts))))
+    _drain(map(_OR_TOPIC, values, map(_topic_of, subs)))
+    _drain(map(_OR_PARTITION, values, map(_partition_of, subs)))
+    _drain(map(_OR_START, values, starts))
+    _drain(map(_OR_UNTIL, values, untils))
+    return values
 
 
 def missing_partitions(

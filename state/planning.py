@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import accumulate, chain, compress, count
+from operator import attrgetter, itemgetter, sub
 
 from state.offset_state import OffsetState
 from state.partitions import OffsetRange, check_int, slot_setters, trusted_offset_range
@@ -124,11 +125,7 @@ def plan_tasks(
     _check_option("min_records_per_partition", min_records_per_partition)
     if start == end:
         return ()
-    loaded = [
-        (slot, ranges, sum(map(_until, ranges)) - sum(map(_start, ranges)))
-        for slot, ranges in enumerate(start.ranges_to(end))
-        if ranges
-    ]
+    loaded = _loaded_slots(start.ranges_to(end))
     if not loaded:
         return ()
     total = sum(records for _, _, records in loaded)
@@ -194,18 +191,42 @@ def _coalesced(
     Each task is named after the first of its slots and reads its ranges in
     ``(topic, partition)`` order; the tasks are ordered by that slot.
     """
-    heap = [(0, index) for index in range(count)]
     groups: list[list[int]] = [[] for _ in range(count)]
-    for slot, _, records in sorted(loaded, key=lambda item: (-item[2], item[0])):
-        size, index = heapq.heappop(heap)
-        groups[index].append(slot)
-        heapq.heappush(heap, (size + records, index))
+    if count == 1:  # a small batch, read by one task: no placement to decide
+        groups[0] = list(map(itemgetter(0), loaded))
+    else:
+        heap = [(0, index) for index in range(count)]
+        # ``loaded`` is in slot order and the sort is stable: largest first, then by slot.
+        for slot, _, records in sorted(loaded, key=itemgetter(2), reverse=True):
+            size, index = heapq.heappop(heap)
+            groups[index].append(slot)
+            heapq.heappush(heap, (size + records, index))
     ranges_of = {slot: ranges for slot, ranges, _ in loaded}
+    # A task reads each partition once, so ordering by (topic, partition) orders its ranges,
+    # with C-level comparisons instead of the dataclass's.
     tasks = [
-        _planned_task(min(group), tuple(sorted(r for slot in group for r in ranges_of[slot])))
+        _planned_task(
+            min(group),
+            tuple(sorted(chain.from_iterable(map(ranges_of.__getitem__, group)), key=_key)),
+        )
         for group in groups
     ]
     return tuple(sorted(tasks, key=attrgetter("slot")))
+
+
+def _loaded_slots(
+    grouped: tuple[tuple[OffsetRange, ...], ...],
+) -> list[tuple[int, tuple[OffsetRange, ...], int]]:
+    """``(slot, ranges, offsets)`` of each slot with ranges to read, in slot order.
+
+    In C-level passes over all ranges at once: a slot often holds a single partition, and
+    Python-level work per slot cost as much as per range at 10,000 partitions.
+    """
+    flat = list(chain.from_iterable(grouped))
+    running = [0, *accumulate(map(sub, map(_until, flat), map(_start, flat)))]
+    bounds = list(accumulate(map(len, grouped)))
+    sizes = map(sub, map(running.__getitem__, bounds), map(running.__getitem__, [0, *bounds]))
+    return list(compress(zip(count(), grouped, sizes), grouped))
 
 
 def _check_option(name: str, value: int | None) -> None:
@@ -246,6 +267,7 @@ def _cut(
 
 _start = attrgetter("start")
 _until = attrgetter("until")
+_key = attrgetter("topic", "partition")
 _set_slot, _set_ranges = slot_setters(PlannedTask, "slot", "ranges")
 
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter, is_not, itemgetter
 from typing import Any, Final, TypeVar
 
 from connector.config.options import (
@@ -50,7 +52,7 @@ from connector.errors import (
 from connector.kafka_clients import ClientErrors, admin_client, driver_consumer, serve_events
 from state import TopicPartition
 from state.batch_boundary import KafkaNow
-from state.partitions import describe_partitions
+from state.partitions import describe_partitions, trusted_topic_partitions
 
 __all__ = [
     "EARLIEST_TIMESTAMP",
@@ -81,6 +83,10 @@ OFFSETS_PER_CALL: Final = 500
 faster than linearly with its partitions (matching each answer against the request), so
 10,000 partitions take 7 times longer in one call than in 20 calls of 500; below a few
 hundred, the calls' round trips start to count instead."""
+
+# Fields of confluent-kafka's TopicPartition, read in C.
+_topic_of, _partition_of = attrgetter("topic"), attrgetter("partition")
+_offset_of, _error_of = attrgetter("offset"), attrgetter("error")
 
 
 @dataclass(frozen=True)
@@ -447,7 +453,16 @@ class KafkaMetadata:
             return {}
         from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-        request = [KafkaTopicPartition(tp.topic, tp.partition, ts) for tp, ts in timestamps.items()]
+        # Built with map (a TopicPartition is a tuple): thousands per batch, one Python-level
+        # property call per field would cost more than the request.
+        request = list(
+            map(
+                KafkaTopicPartition,
+                map(itemgetter(0), timestamps),
+                map(itemgetter(1), timestamps),
+                timestamps.values(),
+            )
+        )
 
         step = self._offsets_per_call
         calls = [request[first : first + step] for first in range(0, len(request), step)]
@@ -590,11 +605,18 @@ def _offsets(found: list[Any], asked: Collection[TopicPartition]) -> dict[TopicP
         Naming the partitions that failed (the first five) and the first Kafka error, or the
         partitions for which no offset came back.
     """
-    failed = [ktp for ktp in found if ktp.error is not None]
-    if failed:
+    if any(map(is_not, map(_error_of, found), repeat(None))):
+        failed = [ktp for ktp in found if ktp.error is not None]
         shown = ", ".join(f"{ktp.topic}-{ktp.partition}: {ktp.error.str()}" for ktp in failed[:5])
         more = f" and {len(failed) - 5} more partitions" if len(failed) > 5 else ""
         raise KafkaMetadataError(f"{shown}{more}", failed[0].error)
+    # The usual answer, one offset per asked partition, read in C-level passes: a driver asks
+    # thousands per batch. A TopicPartition equals its (topic, partition) key.
+    keys = zip(map(_topic_of, found), map(_partition_of, found), strict=True)
+    offsets = dict(zip(trusted_topic_partitions(keys), map(_offset_of, found), strict=True))
+    wanted = asked.keys() if isinstance(asked, Mapping) else frozenset(asked)
+    if len(offsets) == len(found) == len(wanted) and offsets.keys() == wanted:
+        return offsets
     ours = {(tp.topic, tp.partition): tp for tp in asked}
     offsets = {ours[(ktp.topic, ktp.partition)]: ktp.offset for ktp in found}
     if len(offsets) != len(ours):

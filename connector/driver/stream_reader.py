@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -172,8 +173,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         afresh.
         """
         options, target = self._options, self._available_now_target
-        in_slots = {sub.topic for slot in document.state.slots for sub in slot}
-        self._check_missing(found, frozenset(in_slots) | frozenset(document.topic_ids))
+        self._check_missing(found, document.state.topics() | frozenset(document.topic_ids))
         carried = reconcile(
             document, now, fail_on_data_loss=options.fail_on_data_loss, target=target
         )
@@ -227,7 +227,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         timeout_ms = options.missing_topic_timeout_ms
         check = self._missing.check(
             found.missing,
-            {tp.topic for tp in found.partitions} | known_topics,
+            frozenset(map(itemgetter(0), found.partitions)) | known_topics,  # C-level pass
             now_s=time.monotonic(),
             timeout_ms=timeout_ms,
         )
@@ -301,7 +301,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if not end.topic_ids:
             return ()
         planned = dict(end.topic_ids)
-        in_slots = {sub.topic for slot in end.state.slots for sub in slot}
+        in_slots = end.state.topics()
         topics = sorted(topic for topic in planned if topic in in_slots)
         kafka = self._kafka()
         checked = kafka.checked() if end is self._planned else None
