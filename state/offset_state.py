@@ -32,7 +32,7 @@ from state.partitions import (
     trusted_topic_partitions,
 )
 
-__all__ = ["OffsetState", "Places", "places_of", "sorted_slot", "trusted_state"]
+__all__ = ["OffsetState", "Places", "places_of", "plain_of", "sorted_slot", "trusted_state"]
 
 Places = dict[PartitionKey, tuple[int, int]]
 """Where each partition lives: its slot and its offset, by :data:`PartitionKey`."""
@@ -185,6 +185,10 @@ class OffsetState:
     _partitions: frozenset[TopicPartition] | None = field(init=False, repr=False, compare=False)
     # offsets(), kept once made, for the same reason; copied out, as callers may change it.
     _offsets: dict[TopicPartition, int] | None = field(init=False, repr=False, compare=False)
+    # topics(), and whether every value is a plain PartitionOffset (see places_of, plain_of):
+    # asked several times per batch, each a pass over every partition.
+    _topics: frozenset[str] | None = field(init=False, repr=False, compare=False)
+    _plain: bool | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Check the slots and sort each, so equal assignments compare and serialize equal."""
@@ -205,6 +209,8 @@ class OffsetState:
         object.__setattr__(self, "_where", where)
         object.__setattr__(self, "_partitions", None)
         object.__setattr__(self, "_offsets", None)
+        object.__setattr__(self, "_topics", None)
+        object.__setattr__(self, "_plain", True if plain else None)  # else told when asked
 
     @classmethod
     def _trusted(
@@ -221,6 +227,8 @@ class OffsetState:
         object.__setattr__(state, "_where", where)
         object.__setattr__(state, "_partitions", None)
         object.__setattr__(state, "_offsets", None)
+        object.__setattr__(state, "_topics", None)
+        object.__setattr__(state, "_plain", None)
         return state
 
     def __eq__(self, other: object) -> bool:
@@ -238,8 +246,7 @@ class OffsetState:
             return True
         if len(self.slots) != len(other.slots):  # type: ignore[attr-defined]
             return False
-        both = chain.from_iterable(chain(self.slots, other.slots))  # type: ignore[attr-defined]
-        if not all_plain(both):
+        if not (plain_of(self) and plain_of(other)):  # type: ignore[arg-type]
             return self.slots == other.slots  # type: ignore[attr-defined]
         return self._index() == other._index()  # type: ignore[attr-defined]
 
@@ -293,7 +300,9 @@ class OffsetState:
 
     def topics(self) -> frozenset[str]:
         """Return the topics of the partitions held, in any slot."""
-        return frozenset(map(itemgetter(0), self._index()))
+        if self._topics is None:
+            object.__setattr__(self, "_topics", frozenset(map(itemgetter(0), self._index())))
+        return self._topics  # type: ignore[return-value]  # set just above
 
     def sub_states(self) -> tuple[PartitionOffset, ...]:
         """Every sub-state, slot membership forgotten, in ``(topic, partition)`` order."""
@@ -449,3 +458,15 @@ def places_of(state: OffsetState) -> Places:
     mapping returned: the state keeps it.
     """
     return state._index()
+
+
+def plain_of(state: OffsetState) -> bool:
+    """Whether every value of ``state`` is exactly a ``PartitionOffset``, told once per state.
+
+    For ``state``'s own modules, as :func:`places_of`: their fast paths rest on it.
+    """
+    plain = state._plain
+    if plain is None:
+        plain = all_plain(chain.from_iterable(state.slots))
+        object.__setattr__(state, "_plain", plain)
+    return plain

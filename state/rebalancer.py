@@ -43,7 +43,7 @@ from itertools import chain, groupby, pairwise, repeat
 from operator import attrgetter
 
 from state.errors import DuplicatePartitionError
-from state.offset_state import OffsetState, places_of, trusted_state
+from state.offset_state import OffsetState, places_of, plain_of, trusted_state
 from state.partitions import (
     PartitionKey,
     PartitionOffset,
@@ -179,7 +179,7 @@ def rebalance(
         moved = leaving + overflow
     # The result needs no check, unless ``current`` holds a subclass of PartitionOffset:
     # then the constructor sorts it as it always did (refusing to mix it with plain ones).
-    plain = all_plain(chain.from_iterable(current.slots))
+    plain = plain_of(current)
     return Rebalance(
         (trusted_state if plain else OffsetState)(tuple(map(tuple, slots))),
         frozenset(map(trusted_topic_partition, map(_topic, moved), map(_partition, moved))),
@@ -227,7 +227,7 @@ def _settled(
     if given != len(keys) or keys != where.keys():
         return False
     counts = list(map(len, current.slots))
-    if max(counts) - min(counts) > 1 or not all_plain(chain.from_iterable(current.slots)):
+    if max(counts) - min(counts) > 1 or not plain_of(current):
         return False
     if not weights:
         return True
