@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from itertools import accumulate, chain, compress, repeat
+from itertools import chain, compress, repeat
 from operator import attrgetter, lt, sub
 from typing import Any
 
 from state.document import SlotsDocument
-from state.offset_state import OffsetState
+from state.offset_state import OffsetState, sums_per_slot
 from state.partitions import TopicPartition, partition_key
 from state.topic_identity import recreated_topics
 
@@ -65,7 +65,7 @@ def clip_to(
 def backlog_report(end: OffsetState, latest: Mapping[TopicPartition, int]) -> dict[str, Any]:
     """Sum, per slot, the records between each partition's batch end and its latest offset.
 
-    In C-level passes over all sub-states at once (``map`` and ``accumulate``): the driver
+    In C-level passes over all sub-states at once (``map``, :func:`sums_per_slot`): the driver
     reports it every batch, and a Python loop per slot of one partition cost a quarter of a
     batch's planning at 10,000 partitions.
     """
@@ -75,12 +75,8 @@ def backlog_report(end: OffsetState, latest: Mapping[TopicPartition, int]) -> di
     # A partition without a latest offset counts as caught up (its own offset is the default).
     last = map(latest.get, map(partition_key, subs), at)
     behind = list(map(max, repeat(0), map(sub, last, at)))
-    running = [0, *accumulate(behind)]
-    bounds = list(accumulate(map(len, end.slots)))
-    per_slot = list(
-        map(sub, map(running.__getitem__, bounds), map(running.__getitem__, [0, *bounds]))
-    )
-    total = running[-1]
+    per_slot = sums_per_slot(behind, end.slots)
+    total = sum(per_slot)
     return {
         "total": total,
         "perSlot": per_slot,

@@ -11,11 +11,10 @@ slow one, taken only when something is wrong, that names the first bad value.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, count, islice, repeat
-from operator import attrgetter, gt, is_not, itemgetter, lt
+from itertools import accumulate, chain, compress, count, islice, repeat
+from operator import attrgetter, gt, is_not, itemgetter, lt, sub
 from typing import TypeVar
 
 from state.errors import DuplicatePartitionError, OffsetRegressionError, UnknownPartitionError
@@ -26,13 +25,22 @@ from state.partitions import (
     PartitionOffset,
     TopicPartition,
     all_plain,
+    drain,
     partition_key,
     trusted_offset_ranges,
     trusted_partition_offsets,
     trusted_topic_partitions,
 )
 
-__all__ = ["OffsetState", "Places", "places_of", "plain_of", "sorted_slot", "trusted_state"]
+__all__ = [
+    "OffsetState",
+    "Places",
+    "places_of",
+    "plain_of",
+    "sorted_slot",
+    "sums_per_slot",
+    "trusted_state",
+]
 
 Places = dict[PartitionKey, tuple[int, int]]
 """Where each partition lives: its slot and its offset, by :data:`PartitionKey`."""
@@ -42,7 +50,6 @@ _TUPLE = frozenset({tuple})
 _INT = frozenset({int})  # exactly: bool is no offset
 _TOPIC_PARTITION = frozenset({TopicPartition})
 _ABSENT = object()
-_drain = deque(maxlen=0).extend  # consumes a C-level pass of side effects
 _Value = TypeVar("_Value")
 
 
@@ -101,8 +108,19 @@ def _scatter(base: list[_Value], chosen: list[bool], values: Iterable[_Value]) -
     thousands of sub-states a batch moves: a Python loop over them would cost more than
     building the values.
     """
-    _drain(map(base.__setitem__, compress(count(), chosen), values))
+    drain(map(base.__setitem__, compress(count(), chosen), values))
     return base
+
+
+def sums_per_slot(values: Iterable[int], like: tuple[tuple[object, ...], ...]) -> list[int]:
+    """Sum ``values``, one per sub-state of ``like``, per slot of ``like`` (0 for an empty one).
+
+    In C-level passes (running totals read at the slots' bounds): a slot often holds a single
+    partition, and a Python-level sum per slot costs as much as the values themselves.
+    """
+    running = [0, *accumulate(values)]
+    bounds = list(accumulate(map(len, like)))
+    return list(map(sub, map(running.__getitem__, bounds), map(running.__getitem__, [0, *bounds])))
 
 
 def _regroup(

@@ -27,6 +27,7 @@ __all__ = [
     # The package's fast paths, shared by its modules and not re-exported by ``state``:
     "PartitionKey",
     "all_plain",
+    "drain",
     "partition_key",
     "slot_setters",
     "trusted_offset_range",
@@ -328,9 +329,8 @@ def trusted_offset_range(topic: str, partition: int, start: int, until: int) -> 
     return value
 
 
-# The same for thousands of values, in C-level passes (``map`` over the slot setters, drained
-# by an empty deque): a Python call per value of a batch costs more than the value itself.
-_drain = deque(maxlen=0).extend
+# The same for thousands of values: ``map`` over the slot setters, drained in C (no call each).
+drain: Callable[[Iterable[object]], None] = deque(maxlen=0).extend
 _topic_of = attrgetter("topic")
 _partition_of = attrgetter("partition")
 
@@ -343,9 +343,9 @@ def trusted_topic_partitions(keys: Iterable[PartitionKey]) -> list[TopicPartitio
 def trusted_partition_offsets(subs: Sequence[Any], offsets: Sequence[int]) -> list[PartitionOffset]:
     """Each of ``subs`` (anything with a valid topic and partition) at its offset in ``offsets``."""
     values = list(map(_new, repeat(PartitionOffset, len(offsets))))
-    _drain(map(_PO_TOPIC, values, map(_topic_of, subs)))
-    _drain(map(_PO_PARTITION, values, map(_partition_of, subs)))
-    _drain(map(_PO_OFFSET, values, offsets))
+    drain(map(_PO_TOPIC, values, map(_topic_of, subs)))
+    drain(map(_PO_PARTITION, values, map(_partition_of, subs)))
+    drain(map(_PO_OFFSET, values, offsets))
     return values
 
 
@@ -354,10 +354,10 @@ def trusted_offset_ranges(
 ) -> list[OffsetRange]:
     """``[start, until)`` of each of ``subs`` (anything with a valid topic and partition)."""
     values = list(map(_new, repeat(OffsetRange, len(starts))))
-    _drain(map(_OR_TOPIC, values, map(_topic_of, subs)))
-    _drain(map(_OR_PARTITION, values, map(_partition_of, subs)))
-    _drain(map(_OR_START, values, starts))
-    _drain(map(_OR_UNTIL, values, untils))
+    drain(map(_OR_TOPIC, values, map(_topic_of, subs)))
+    drain(map(_OR_PARTITION, values, map(_partition_of, subs)))
+    drain(map(_OR_START, values, starts))
+    drain(map(_OR_UNTIL, values, untils))
     return values
 
 

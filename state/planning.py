@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from itertools import accumulate, chain, compress, count
+from itertools import chain, compress, count
 from operator import attrgetter, itemgetter, sub
 
-from state.offset_state import OffsetState
+from state.offset_state import OffsetState, sums_per_slot
 from state.partitions import OffsetRange, check_int, slot_setters, trusted_offset_range
 
 __all__ = ["PlannedTask", "plan_tasks"]
@@ -223,10 +223,8 @@ def _loaded_slots(
     Python-level work per slot cost as much as per range at 10,000 partitions.
     """
     flat = list(chain.from_iterable(grouped))
-    running = [0, *accumulate(map(sub, map(_until, flat), map(_start, flat)))]
-    bounds = list(accumulate(map(len, grouped)))
-    sizes = map(sub, map(running.__getitem__, bounds), map(running.__getitem__, [0, *bounds]))
-    return list(compress(zip(count(), grouped, sizes), grouped))
+    sizes = sums_per_slot(map(sub, map(_until, flat), map(_start, flat)), grouped)
+    return list(compress(zip(count(), grouped, sizes), grouped))  # noqa: B905 - count() is endless
 
 
 def _check_option(name: str, value: int | None) -> None:
