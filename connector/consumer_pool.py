@@ -16,8 +16,9 @@ task, idle here, closed):
 - returned at the task's end, with its assignment cleared; the next task assigns partitions
   with explicit offsets, so where the last task left a consumer cannot matter;
 - closed, never returned, when the task failed while holding it or the client reported an
-  error meanwhile; closed after ``idle_timeout_s`` without a task, when more than
-  ``max_idle`` wait, and at the worker's exit;
+  error meanwhile, or when the task assigned it more than :data:`MAX_POOLED_PARTITIONS`
+  partitions; closed after ``idle_timeout_s`` without a task, when more than ``max_idle``
+  wait, and at the worker's exit;
 - forgotten, not closed, in a child process after ``fork()``: librdkafka clients do not
   survive a fork, and the parent still owns them.
 """
@@ -35,13 +36,26 @@ from typing import Any, Final
 
 from connector._logging import logger
 
-__all__ = ["IDLE_TIMEOUT_S", "MAX_IDLE", "ConsumerPool", "Loan"]
+__all__ = ["IDLE_TIMEOUT_S", "MAX_IDLE", "MAX_POOLED_PARTITIONS", "ConsumerPool", "Loan"]
 
 IDLE_TIMEOUT_S: Final = 60.0
 """Seconds a consumer may wait unused before it is closed."""
 
 MAX_IDLE: Final = 32
 """Idle consumers one worker keeps at most (over all keys); the longest idle go first."""
+
+MAX_POOLED_PARTITIONS: Final = 500
+"""A consumer whose task assigned more partitions than this is closed, not kept.
+
+A librdkafka consumer assigned many partitions a second time keeps its broker thread busy
+even once they are unassigned: over tasks of 1,000 partitions of a 10,000-partition topic, a
+reused consumer spent 180-330 ms of CPU in each half second it sat idle after its second task
+(a core's third to two thirds, for as long as it is kept), where a new consumer per task took
+0.2-0.3 s to read its task and nothing after; it is closed in under 10 ms. In a running
+stream each Python worker kept such a consumer, and their CPU landed on the driver's planning
+of the next batch (``benchmarks/RESULTS.md``, tenth session). Tasks of 100 partitions showed
+no such cost, and there a reused consumer skips connecting and its first metadata request.
+"""
 
 Opener = Callable[[Mapping[str, Any]], tuple[Any, Any]]
 """Builds a consumer for a configuration; returns it with its error record (``error_cb``)."""
@@ -61,6 +75,8 @@ class Loan:
     errors: Any
     reused: bool
     failed: bool = False
+    partitions: int = 0
+    """How many partitions the borrower assigned (it sets it): too many and it is closed."""
     _key: _Key = field(default=(), repr=False)
     _idle_timeout_s: float = field(default=IDLE_TIMEOUT_S, repr=False)
 
@@ -179,6 +195,7 @@ class ConsumerPool:
                 self.reused += 1
                 loan.reused = True
                 loan.failed = False
+                loan.partitions = 0
                 loan._idle_timeout_s = idle_timeout_s
                 return loan
             self._lent += 1
@@ -266,6 +283,8 @@ def _unfit(loan: Loan) -> str | None:
     """Why a returned consumer must not be lent again, or ``None``."""
     if loan.failed:
         return "the task failed"
+    if loan.partitions > MAX_POOLED_PARTITIONS:
+        return f"assigned {loan.partitions} partitions, more than {MAX_POOLED_PARTITIONS}"
     errors = loan.errors
     if getattr(errors, "last", None) is not None:
         return f"client error: {errors.last}"

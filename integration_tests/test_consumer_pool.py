@@ -145,3 +145,26 @@ def test_after_a_failed_task_the_next_read_is_unchanged(
         assert len(set(got)) == len(got)
         assert sorted(got) == sorted(fresh(kafka_bootstrap, ranges))
     assert pool.reused >= 3
+
+
+def test_a_task_of_many_partitions_closes_its_consumer_instead_of_keeping_it(
+    kafka_bootstrap: str, transactional_topic: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The limit lowered to 3, so that this topic's 4 partitions are "many".
+    monkeypatch.setattr(consumer_pool, "MAX_POOLED_PARTITIONS", 3)
+    topic = transactional_topic
+    pooled = settings(kafka_bootstrap, f"pooled-{uuid.uuid4()}")
+    pool = process_pool(_open_executor_consumer)
+    three = ranges_of(topic, {p: (0, 10) for p in range(3)})
+    four = ranges_of(topic, {p: (0, 10) for p in range(PARTITIONS)})
+    # Read by consumers of their own first, so that the counts below are the pooled reads'.
+    expected = {"three": sorted(fresh(kafka_bootstrap, three))}
+    expected["four"] = sorted(fresh(kafka_bootstrap, four))
+
+    assert sorted(rows(three, pooled)) == expected["three"]
+    kept, opened = pool.idle_count(), pool.opened
+    assert sorted(rows(four, pooled)) == expected["four"]
+    assert pool.idle_count() == kept - 1  # the consumer the task reused was closed
+    assert sorted(rows(three, pooled)) == expected["three"]
+    assert pool.opened == opened + 1  # a new one, kept again
+    assert pool.idle_count() == kept

@@ -86,6 +86,7 @@ def read_ranges(
         },
         settings.consumer_idle_timeout_s,
     ) as loan:
+        loan.partitions = len({(r.topic, r.partition) for r in ranges})
         if timing is not None:
             timing.setup_s = time.monotonic() - timing.started
             timing.ranges = len(ranges)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from connector.consumer_pool import ConsumerPool
+from connector.consumer_pool import MAX_POOLED_PARTITIONS, ConsumerPool
 
 
 @dataclass(eq=False)
@@ -143,6 +143,21 @@ def test_a_borrower_can_mark_its_consumer_failed() -> None:
     with pool.lend(CONFIG) as loan:
         loan.failed = True
     assert opener.made[0].closed
+
+
+def test_a_consumer_assigned_too_many_partitions_is_closed_not_kept() -> None:
+    pool, opener, _clock = make_pool()
+    with pool.lend(CONFIG) as loan:
+        loan.partitions = MAX_POOLED_PARTITIONS + 1
+    assert opener.made[0].closed
+    assert pool.idle_count() == 0
+    with pool.lend(CONFIG) as loan:
+        loan.partitions = MAX_POOLED_PARTITIONS
+    with pool.lend(CONFIG) as again:
+        assert again.reused
+        assert again.partitions == 0  # the count is the new borrower's, not the last one's
+    assert not opener.made[1].closed
+    assert len(opener.made) == 2
 
 
 def test_a_consumer_that_cannot_unassign_is_closed() -> None:
