@@ -17,8 +17,8 @@ task, idle here, closed):
   with explicit offsets, so where the last task left a consumer cannot matter;
 - closed, never returned, when the task failed while holding it or the client reported an
   error meanwhile, or when the task assigned it more than :data:`MAX_POOLED_PARTITIONS`
-  partitions; closed after ``idle_timeout_s`` without a task, when more than ``max_idle``
-  wait, and at the worker's exit;
+  partitions (see there why); closed after ``idle_timeout_s`` without a task, when more than
+  ``max_idle`` wait, and at the worker's exit;
 - forgotten, not closed, in a child process after ``fork()``: librdkafka clients do not
   survive a fork, and the parent still owns them.
 """
@@ -47,14 +47,17 @@ MAX_IDLE: Final = 32
 MAX_POOLED_PARTITIONS: Final = 500
 """A consumer whose task assigned more partitions than this is closed, not kept.
 
-A librdkafka consumer assigned many partitions a second time keeps its broker thread busy
-even once they are unassigned: over tasks of 1,000 partitions of a 10,000-partition topic, a
-reused consumer spent 180-330 ms of CPU in each half second it sat idle after its second task
-(a core's third to two thirds, for as long as it is kept), where a new consumer per task took
-0.2-0.3 s to read its task and nothing after; it is closed in under 10 ms. In a running
-stream each Python worker kept such a consumer, and their CPU landed on the driver's planning
-of the next batch (``benchmarks/RESULTS.md``, tenth session). Tasks of 100 partitions showed
-no such cost, and there a reused consumer skips connecting and its first metadata request.
+A librdkafka consumer reused for a task of many partitions burns CPU in its own threads just
+after the task: over a 10,000-partition topic, 30-330 ms in the half second after each task of
+1,000 partitions, where a new consumer (opened, read, closed in under 10 ms) burned nothing
+after, and read its task in about the same time (0.2-0.3 s). Over a 2,500-partition topic,
+tasks of all 2,500 cost 20-70 ms each. In a running stream over 10,000 partitions each Python
+worker ran several such tasks per batch, and the last ones' CPU landed on the driver's planning
+of the next batch (``benchmarks/RESULTS.md``, tenth and eleventh sessions). Tasks of 100
+partitions showed no such cost, even over 10,000; there a reused consumer skips connecting
+and its first metadata request. The cost grows with the topic's partitions as well, which the
+executor does not know: tasks of all 1,000 partitions of a 1,000-partition topic cost nothing
+reused, and pay about 0.2 s more each for their new consumer.
 """
 
 Opener = Callable[[Mapping[str, Any]], tuple[Any, Any]]
