@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import chain
 from typing import Any, Final
 
 __all__ = ["OFFSET_CONNECTIONS", "SpreadCalls"]
@@ -47,36 +48,37 @@ class SpreadCalls:
     def offsets_for_times(
         self, client: Any, calls: Sequence[list[Any]], timeout: float
     ) -> list[Any]:
-        """Ask every call's partitions; return every answer, in no particular order.
+        """Ask every call's partitions; return the answers in the order of the calls.
 
-        Each client's share is asked one call after the other. Every share is waited for
-        before returning or raising, so no client is still in use when the caller retries
-        with new clients after a failure; the first failure is raised.
+        The order lets the caller key the answers by the very objects it asked for (see
+        ``_offsets`` in :mod:`connector.driver.kafka_metadata`). Each client's share is asked
+        one call after the other. Every share is waited for before returning or raising, so
+        no client is still in use when the caller retries with new clients after a failure;
+        the first failure is raised.
         """
         width = min(len(calls), self._connections)
         if width <= 1:
-            return _ask(client, calls, timeout)
+            return list(chain.from_iterable(_ask(client, calls, timeout)))
         clients = [client, *self._clients(width - 1)]
-        shares = [calls[i::width] for i in range(width)]
         threads = self._pool()
-        waiting: list[Future[list[Any]]] = [
-            threads.submit(_ask, extra, share, timeout)
-            for extra, share in zip(clients[1:], shares[1:], strict=True)
+        waiting: list[Future[list[list[Any]]]] = [
+            threads.submit(_ask, extra, calls[share::width], timeout)
+            for share, extra in enumerate(clients[1:], start=1)
         ]
-        found: list[Any] = []
+        answers: list[list[Any]] = [[] for _ in calls]
         failure: BaseException | None = None
         try:
-            found.extend(_ask(client, shares[0], timeout))
+            answers[0::width] = _ask(client, calls[0::width], timeout)
         except BaseException as exc:  # noqa: BLE001 - raised once the other shares are done
             failure = exc
-        for future in waiting:
+        for share, future in enumerate(waiting, start=1):
             try:
-                found.extend(future.result())
+                answers[share::width] = future.result()
             except BaseException as exc:  # noqa: BLE001 - the first failure is raised
                 failure = failure or exc
         if failure is not None:
             raise failure
-        return found
+        return list(chain.from_iterable(answers))
 
     def _clients(self, count: int) -> list[Any]:
         while len(self._extra) < count:
@@ -104,8 +106,6 @@ class SpreadCalls:
             threads.shutdown(wait=True)
 
 
-def _ask(client: Any, calls: Sequence[list[Any]], timeout: float) -> list[Any]:
-    found: list[Any] = []
-    for call in calls:
-        found.extend(client.offsets_for_times(call, timeout=timeout))
-    return found
+def _ask(client: Any, calls: Sequence[list[Any]], timeout: float) -> list[list[Any]]:
+    """Each call's answer, one call after the other on ``client``."""
+    return [client.offsets_for_times(call, timeout=timeout) for call in calls]

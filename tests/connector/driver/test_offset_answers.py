@@ -26,6 +26,21 @@ def test_every_asked_partition_gets_its_offset_keyed_by_our_partition_type() -> 
     assert {type(tp) for tp in offsets} == {TopicPartition}
 
 
+def test_answers_in_the_asked_order_are_keyed_by_the_asked_objects_themselves() -> None:
+    asked = _asked(300)
+    found = [KafkaTopicPartition(tp.topic, tp.partition, 7 * tp.partition) for tp in asked]
+    offsets = _offsets(found, asked)
+    assert offsets == {tp: 7 * tp.partition for tp in asked}
+    assert all(key is tp for key, tp in zip(offsets, asked, strict=True))
+
+
+def test_an_answer_swapped_within_the_asked_order_is_still_read_by_its_partition() -> None:
+    asked = _asked(3)
+    found = [KafkaTopicPartition(tp.topic, tp.partition, tp.partition) for tp in asked]
+    found[1], found[4] = found[4], found[1]  # a-1 and b-1: same partition, other topic
+    assert _offsets(found, asked) == {tp: tp.partition for tp in asked}
+
+
 def test_a_collection_of_partitions_is_asked_as_well_as_a_mapping() -> None:
     asked = list(_asked(3))
     found = [KafkaTopicPartition(tp.topic, tp.partition, 1) for tp in asked]
