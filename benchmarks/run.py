@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from benchmarks import report
+from benchmarks.broker import BROKER_JVM_OPTIONS
 from benchmarks.data import create_topic, produce
 from benchmarks.diagnostics.startup_profile import runner_import_profile
 from benchmarks.micro.planning_cost import PlanningCost, measure_planning, profile_planning
@@ -61,17 +62,6 @@ CONSUME_BATCH = 10_000
 """Records per ``consume()`` for the client limit: our executors' default batch size."""
 
 T = TypeVar("T")
-
-
-def _broker_jvm_options() -> tuple[str, ...]:
-    """Return the test broker's JVM options with the JIT's optimizing tier and a 1 GiB heap."""
-    from connector.testing.local_kafka import DEFAULT_JVM_OPTIONS
-
-    options = [o for o in DEFAULT_JVM_OPTIONS if o != "-XX:TieredStopAtLevel=1"]
-    return tuple("-Xmx1g" if o.startswith("-Xmx") else o for o in options)
-
-
-BROKER_JVM_OPTIONS = _broker_jvm_options()
 
 
 @dataclass

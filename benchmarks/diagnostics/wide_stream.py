@@ -21,6 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
+from benchmarks.broker import BROKER_JVM_OPTIONS
 from benchmarks.running_queries.many_partitions import (
     create_wide_topic,
     describe_stream,
@@ -51,14 +52,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate", type=int, default=5_000, help="records per second")
     parser.add_argument("--warmup", type=float, default=20.0, help="seconds not measured")
     parser.add_argument("--window", type=float, default=40.0, help="seconds measured")
+    parser.add_argument(
+        "--test-broker",
+        action="store_true",
+        help="start the tests' broker (first JIT tier only), as runs before 2026-11-27 did, "
+        "instead of the benchmarks' one",
+    )
     args = parser.parse_args(argv)
-    from connector.testing.local_kafka import LocalKafka
+    from connector.testing.local_kafka import DEFAULT_JVM_OPTIONS, LocalKafka
+
+    jvm_options = DEFAULT_JVM_OPTIONS if args.test_broker else BROKER_JVM_OPTIONS
 
     with tempfile.TemporaryDirectory(prefix="wide-stream-") as scratch:
         timings = Path(scratch, "timings.jsonl")
         # Read by each Python worker when its task starts; the workers inherit it from Spark.
         os.environ[TIMINGS_ENV] = str(timings)
-        with LocalKafka() as kafka:
+        with LocalKafka(jvm_options=jvm_options) as kafka:
             bootstrap = kafka.bootstrap_servers
             topic = f"wide-{uuid.uuid4().hex[:8]}"
             create_wide_topic(bootstrap, topic, args.partitions)

@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from benchmarks.broker import BROKER_JVM_OPTIONS
 from benchmarks.data import create_topic
 from benchmarks.session import spark_session
 
@@ -47,7 +48,7 @@ def _broker(bootstrap: str | None) -> Iterator[str]:
         return
     from connector.testing.local_kafka import LocalKafka
 
-    with LocalKafka() as kafka:
+    with LocalKafka(jvm_options=BROKER_JVM_OPTIONS) as kafka:
         yield kafka.bootstrap_servers
 
 
