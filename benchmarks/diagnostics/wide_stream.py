@@ -53,15 +53,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=20.0, help="seconds not measured")
     parser.add_argument("--window", type=float, default=40.0, help="seconds measured")
     parser.add_argument(
-        "--test-broker",
+        "--benchmark-broker",
         action="store_true",
-        help="start the tests' broker (first JIT tier only), as runs before 2026-11-27 did, "
-        "instead of the benchmarks' one",
+        help="start the benchmark suite's broker (optimizing JIT, 1 GiB heap) instead of the "
+        "tests' one; in a run this short it made the batches two to four times longer (see "
+        "benchmarks/broker.py)",
     )
     args = parser.parse_args(argv)
     from connector.testing.local_kafka import DEFAULT_JVM_OPTIONS, LocalKafka
 
-    jvm_options = DEFAULT_JVM_OPTIONS if args.test_broker else BROKER_JVM_OPTIONS
+    jvm_options = BROKER_JVM_OPTIONS if args.benchmark_broker else DEFAULT_JVM_OPTIONS
 
     with tempfile.TemporaryDirectory(prefix="wide-stream-") as scratch:
         timings = Path(scratch, "timings.jsonl")
