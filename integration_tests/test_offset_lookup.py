@@ -8,6 +8,7 @@ offset there, the high watermark under ``read_uncommitted``.
 
 from __future__ import annotations
 
+import operator
 import uuid
 from collections.abc import Iterator, Mapping
 
@@ -196,6 +197,10 @@ def test_a_lookup_split_into_calls_answers_every_partition(
         earliest = kafka.earliest(tps[::-1])
     assert latest == {tp: tp.partition + 1 for tp in tps}
     assert earliest == {tp: 0 for tp in tps}
+    # Answered in the order asked, even spread over connections: keyed by the very objects
+    # asked for, which the planning's other maps share (new keys cost it a lookup by value).
+    assert all(map(operator.is_, latest, tps))
+    assert all(map(operator.is_, earliest, tps[::-1]))
 
 
 def _as_found(found: LiveTopics, now: KafkaNow) -> tuple[LiveTopics, KafkaNow]:
