@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import time
 from collections import Counter
 
 import pyarrow as pa
@@ -112,9 +113,16 @@ def test_a_second_attempt_after_the_commit_writes_nothing(
     assert values == list(range(150))
 
 
+@pytest.mark.parametrize("pause_s", [0.0, 3.0], ids=["at-once", "after-a-refused-record"])
 def test_a_speculative_attempt_fences_the_one_still_writing(
-    kafka_bootstrap: str, topic_name: str
+    kafka_bootstrap: str, topic_name: str, pause_s: float
 ) -> None:
+    """The fenced attempt fails saying so, and only the speculative one's rows count.
+
+    With ``pause_s``, the fenced attempt writes one more record and waits: Kafka refuses that
+    record as fenced and librdkafka makes the producer fatal, so the next record is refused
+    with a bare "Local: Fatal error"; the task must still say it was fenced.
+    """
     options, columns = _exactly_once_to(kafka_bootstrap, topic_name)
     half_written = threading.Event()
     resume = threading.Event()
@@ -124,7 +132,12 @@ def test_a_speculative_attempt_fences_the_one_still_writing(
         yield from _batches(topic_name, range(0, 100))
         half_written.set()
         resume.wait(60)
-        yield from _batches(topic_name, range(100, 200))
+        if pause_s:
+            yield from _batches(topic_name, range(100, 101))
+            time.sleep(pause_s)  # the fenced record's produce request is answered meanwhile
+            yield from _batches(topic_name, range(101, 200))
+        else:
+            yield from _batches(topic_name, range(100, 200))
 
     def first_attempt() -> None:
         try:

@@ -87,7 +87,13 @@ def produce_all(
         For a row that cannot be written (no topic, a value that does not encode).
     KafkaWriteError
         When Kafka refuses a record.
+    KafkaException
+        When the producer refuses a record at once; for a producer that hit a fatal error,
+        the error that made it so (see :func:`_fatal_cause`), not librdkafka's bare "Fatal
+        error".
     """
+    from confluent_kafka import KafkaException
+
     encoders = columns.encoders()
     produce = producer.produce
     # Fewer arguments make a faster call: some 30% of a small record's cost.
@@ -105,11 +111,35 @@ def produce_all(
                 except BufferError:
                     producer.poll(_ROOM_WAIT_S)  # full queue: wait for deliveries
                     failures.raise_if_any()
+                except KafkaException as refused:
+                    cause = _fatal_cause(producer, refused)
+                    if cause is refused:
+                        raise
+                    raise cause from refused
             count += 1
             if count % _POLL_EVERY == 0:
                 producer.poll(0)
                 failures.raise_if_any()
     return count
+
+
+def _fatal_cause(producer: Any, refused: Exception) -> Exception:
+    """Return the error that made ``producer`` fatal, when ``refused`` only says it is.
+
+    Once a producer has hit a fatal error (fenced by a newer attempt of its task, say),
+    librdkafka refuses every further record with a bare "Local: Fatal error"; the error that
+    says why is raised by the producer's next ``poll``. Any other refusal is returned as is.
+    """
+    from confluent_kafka import KafkaError, KafkaException
+
+    error = refused.args[0] if refused.args else None
+    if not isinstance(error, KafkaError) or error.code() != KafkaError._FATAL:
+        return refused
+    try:
+        producer.poll(0)
+    except KafkaException as cause:
+        return cause
+    return refused
 
 
 def write_at_least_once(
