@@ -26,6 +26,7 @@ from benchmarks.running_queries.many_partitions import (
     create_wide_topic,
     describe_stream,
     measure_stream,
+    settle_indexes,
 )
 from benchmarks.running_queries.steady import SteadyProducer
 from benchmarks.session import OURS, spark_session
@@ -72,9 +73,11 @@ def main(argv: list[str] | None = None) -> None:
             bootstrap = kafka.bootstrap_servers
             topic = f"wide-{uuid.uuid4().hex[:8]}"
             create_wide_topic(bootstrap, topic, args.partitions)
+            partitions = [(topic, p) for p in range(args.partitions)]
+            settled = settle_indexes(bootstrap, partitions)
+            print(f"first index entries of every partition written in {settled:.0f} s")
             spark = spark_session(Path(scratch))
             try:
-                partitions = [(topic, p) for p in range(args.partitions)]
                 with SteadyProducer(bootstrap, partitions, args.rate):
                     time.sleep(2.0)  # the producer's metadata, before the query starts
                     run = measure_stream(
