@@ -1,8 +1,10 @@
 """Our running stream over one wide topic, with where its tasks' time goes; no built-in source.
 
 ``--only partitions`` runs both sources over four cases and takes some 40 minutes, the built-in
-source's bounds most of it. This runs only ours, on one topic, in about three minutes, for
-checking a change to the driver's planning or the executors' reading at many partitions:
+source's bounds most of it. This runs only ours, on one topic, in about five minutes (two of
+them writing every partition past its first index entries, see
+:func:`~benchmarks.running_queries.many_partitions.settle_indexes`), for checking a change to
+the driver's planning or the executors' reading at many partitions:
 Spark's own ``latestOffset`` and batch medians from the query progress, and the per-task
 timings of :mod:`connector.executor.task_timing` (a third of the tasks, the first ones, are
 left out as warm-up)::
