@@ -1,10 +1,8 @@
 """Our running stream over one wide topic, with where its tasks' time goes; no built-in source.
 
 ``--only partitions`` runs both sources over four cases and takes some 40 minutes, the built-in
-source's bounds most of it. This runs only ours, on one topic, in about five minutes (two of
-them writing every partition past its first index entries, see
-:func:`~benchmarks.running_queries.many_partitions.settle_indexes`), for checking a change to
-the driver's planning or the executors' reading at many partitions:
+source's bounds most of it. This runs only ours, on one topic, in about three minutes, for
+checking a change to the driver's planning or the executors' reading at many partitions:
 Spark's own ``latestOffset`` and batch medians from the query progress, and the per-task
 timings of :mod:`connector.executor.task_timing` (a third of the tasks, the first ones, are
 left out as warm-up)::
@@ -28,7 +26,6 @@ from benchmarks.running_queries.many_partitions import (
     create_wide_topic,
     describe_stream,
     measure_stream,
-    settle_indexes,
 )
 from benchmarks.running_queries.steady import SteadyProducer
 from benchmarks.session import OURS, spark_session
@@ -75,11 +72,9 @@ def main(argv: list[str] | None = None) -> None:
             bootstrap = kafka.bootstrap_servers
             topic = f"wide-{uuid.uuid4().hex[:8]}"
             create_wide_topic(bootstrap, topic, args.partitions)
-            partitions = [(topic, p) for p in range(args.partitions)]
-            settled = settle_indexes(bootstrap, partitions)
-            print(f"first index entries of every partition written in {settled:.0f} s")
             spark = spark_session(Path(scratch))
             try:
+                partitions = [(topic, p) for p in range(args.partitions)]
                 with SteadyProducer(bootstrap, partitions, args.rate):
                     time.sleep(2.0)  # the producer's metadata, before the query starts
                     run = measure_stream(

@@ -11,8 +11,7 @@ partitions), on the run's one broker and in one ``local[2]`` session:
 - **Running stream**: :class:`~benchmarks.running_queries.steady.SteadyProducer` writes a
   steady rate round-robin over every partition; each source reads it from ``latest`` in
   :func:`~benchmarks.running_queries.steady.steady_query`, which takes ``now - timestamp``
-  per row. The partitions are first written past their first index entries (see
-  :func:`settle_indexes`). After a warm-up, a window is
+  per row. After a warm-up, a window is
   measured: rows read per second against the rate (kept up when at least 90 % of it and the
   median batch is shorter than the window), the latency p50 / p99, the median batch
   duration, the driver's planning per batch (Spark's ``latestOffset`` and ``queryPlanning``
@@ -57,7 +56,6 @@ __all__ = [
     "measure_many_partitions",
     "measure_stream",
     "partitions_tables",
-    "settle_indexes",
 ]
 
 CREATE_STEP = 5_000
@@ -65,9 +63,6 @@ CREATE_STEP = 5_000
 10,000 records ("excessively large batch operation"), and each new partition is a record."""
 VALUE = b"x" * 100
 KEPT_UP_SHARE = 0.9
-SETTLE_VALUE = b"s" * 1_000
-SETTLE_RECORDS = 6
-"""Records of :data:`SETTLE_VALUE` per partition before a stream: see :func:`settle_indexes`."""
 
 
 @dataclass(frozen=True)
@@ -200,35 +195,7 @@ def create_wide_topic(
         consumer.close()
 
 
-def settle_indexes(bootstrap: str, partitions: Sequence[tuple[str, int]]) -> float:
-    """Write every partition past its first index entry before a stream is measured; seconds.
-
-    A broker writes a partition's first offset and time index entries once some 4 KB
-    (``index.interval.bytes``) are in it: one write to a page of each of two sparse,
-    memory-mapped files. On this machine's ext4 disk each such first write is a block
-    allocation; for 10,000 partitions fed alike they all come within seconds of each other,
-    and the broker then accepted some 50 records/s instead of 5,000 for about 50 s
-    (``benchmarks/RESULTS.md``, thirteenth session; with its data on tmpfs, no stall). A
-    running stream would measure that one-time stall of a fresh topic, not its own steady
-    state. So the stream's partitions get :data:`SETTLE_RECORDS` records of
-    :data:`SETTLE_VALUE` each, in two rounds, each round waited for: after the first, every
-    partition holds more than 4 KB since its start, so the second round's append writes the
-    entries, whichever way the first was batched. The streams read from ``latest``: none of
-    this is read.
-    """
-    started = time.monotonic()
-    first = SETTLE_RECORDS - 1
-    _fill(bootstrap, partitions, first * len(partitions), SETTLE_VALUE)
-    _fill(bootstrap, partitions, len(partitions), SETTLE_VALUE)
-    return time.monotonic() - started
-
-
-def _fill(
-    bootstrap: str,
-    partitions: Sequence[tuple[str, int]],
-    records: int,
-    value: bytes = VALUE,
-) -> None:
+def _fill(bootstrap: str, partitions: Sequence[tuple[str, int]], records: int) -> None:
     """Write ``records`` records round-robin over ``partitions``; fail unless all arrive."""
     from confluent_kafka import Producer
 
@@ -237,7 +204,7 @@ def _fill(
     producer = Producer({"bootstrap.servers": bootstrap, **PRODUCER_CONFIG, "log_level": 3})
     for index in range(records):
         topic, partition = partitions[index % len(partitions)]
-        produce_one(producer, topic, value, partition)
+        produce_one(producer, topic, VALUE, partition)
     remaining = producer.flush(120)
     if remaining:
         msg = f"{remaining} of {records} records were not delivered within 120 s"
@@ -275,8 +242,6 @@ def measure_many_partitions(
             wholes.append(run)
             state = "" if run.finished else f" (did not finish in {whole_bound_s:.0f} s)"
             say(f"  whole query {source:16}: {run.seconds:.1f} s, {run.tasks:,} tasks{state}")
-        settled = settle_indexes(bootstrap, partitions)
-        say(f"  first index entries of every partition written in {settled:.0f} s")
         streams = []
         with SteadyProducer(bootstrap, partitions, rate):
             time.sleep(2.0)  # the producer's metadata for every partition, before anyone reads
