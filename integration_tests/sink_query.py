@@ -3,15 +3,13 @@
 Usage::
 
     python -m integration_tests.sink_query stream BOOTSTRAP INPUT CHECKPOINTS OUT_EO OUT_ALO
-    python -m integration_tests.sink_query builtin BOOTSTRAP INPUT CHECKPOINTS OUT
     python -m integration_tests.sink_query retry BOOTSTRAP OUT_EO OUT_ALO
 
-``stream`` runs, until it is killed, one query per output topic, all reading ``INPUT`` with our
-source: exactly-once into ``OUT_EO`` and at-least-once into ``OUT_ALO``. ``builtin`` runs the
-same query into Spark's built-in ``kafka`` sink, writing ``OUT``. Each query's checkpoint is
-``CHECKPOINTS/<output topic>``, and each output record's value is the input record's
-``partition:offset``. A slow Python UDF and small batches keep every micro-batch busy writing
-for a while, so its rows reach Kafka well before Spark commits the batch.
+``stream`` runs, until it is killed, one query per output topic, both reading ``INPUT`` with
+our source: exactly-once into ``OUT_EO`` and at-least-once into ``OUT_ALO``. Each query's
+checkpoint is ``CHECKPOINTS/<output topic>``, and each output record's value is the input
+record's ``partition:offset``. A slow Python UDF and small batches keep every micro-batch busy
+writing for a while, so its rows reach Kafka well before Spark commits the batch.
 
 ``retry`` writes the same 40,000 rows twice with ``df.write`` under ``local[2,4]``; a UDF
 kills the Python worker of the first attempt of partition 0 near its end, once Kafka holds
@@ -92,30 +90,6 @@ def crash_first_attempt(bootstrap: str, topic: str):
     return crash
 
 
-def builtin(bootstrap: str, source: str, checkpoints: str, output: str) -> None:
-    """Run the same query into Spark's built-in ``kafka`` sink until the process is killed."""
-    from integration_tests.reference_source import builtin_kafka_source_jars
-
-    jars = ",".join(str(jar) for jar in builtin_kafka_source_jars())
-    conf = {"spark.ui.enabled": "false", "spark.jars": jars, **_SMALL_ARROW_BATCHES}
-    spark = query_session("local[2]", "sink-query-builtin", conf)
-    position = F.udf(slow_position, StringType())
-    (
-        kafka_stream(spark, bootstrap, source, parallelism="2", maxOffsetsPerTrigger="300")
-        .select(
-            F.col("partition").cast("string").alias("key"),
-            position("partition", "offset").alias("value"),
-        )
-        .writeStream.format("kafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("topic", output)
-        .option("checkpointLocation", os.path.join(checkpoints, output))
-        .trigger(processingTime="200 milliseconds")
-        .start()
-    )
-    spark.streams.awaitAnyTermination()
-
-
 def stream(bootstrap: str, source: str, checkpoints: str, *outputs: str) -> None:
     """Run one query per output until the process is killed (see the module doc)."""
     conf = {"spark.ui.enabled": "false", **_SMALL_ARROW_BATCHES}
@@ -176,9 +150,7 @@ if __name__ == "__main__":
     command, arguments = sys.argv[1], sys.argv[2:]
     if command == "stream":
         stream(*arguments)
-    elif command == "builtin":
-        builtin(*arguments)
     elif command == "retry":
         retry(*arguments)
     else:
-        raise SystemExit(f"unknown command {command!r}; use 'stream', 'builtin' or 'retry'")
+        raise SystemExit(f"unknown command {command!r}; use 'stream' or 'retry'")
