@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from benchmarks import report
-from benchmarks.broker import BROKER_JVM_OPTIONS
+from benchmarks.broker import BROKER_JVM_OPTIONS, broker_data_properties
 from benchmarks.data import create_topic, produce
 from benchmarks.diagnostics.startup_profile import runner_import_profile
 from benchmarks.micro.planning_cost import PlanningCost, measure_planning, profile_planning
@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if name not in chosen:
                 continue
             if mode.broker and not run.bootstrap:
-                run.bootstrap = _start_broker(stack)
+                run.bootstrap = _start_broker(stack, run.args.broker_data_on_disk)
             done = mode.measure(run)
             sections += done
             _say("\n" + "\n\n".join(done))
@@ -167,6 +167,7 @@ _FLAGS = (
     ("--quick", "small sizes, for a smoke test"),
     ("--profile", "add cProfiles of planning and rebalancer, and start-up import times"),
     ("--avro-no-registry", "avro: leave out our framed contender and its schema registry"),
+    ("--broker-data-on-disk", "keep the broker's topic data on disk, not in memory (tmpfs)"),
 )
 _REPEATED = (
     ("--ours-option", "latency: an option for our source only, e.g. parallelism=2"),
@@ -194,11 +195,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _start_broker(stack: contextlib.ExitStack) -> str:
-    """Start the embedded broker for the rest of the run; return its bootstrap servers."""
+def _start_broker(stack: contextlib.ExitStack, on_disk: bool) -> str:
+    """Start the embedded broker for the rest of the run; return its bootstrap servers.
+
+    Its topic data is in memory unless ``on_disk``: see :mod:`benchmarks.broker` why.
+    """
     from connector.testing.local_kafka import LocalKafka
 
-    return stack.enter_context(LocalKafka(jvm_options=BROKER_JVM_OPTIONS)).bootstrap_servers
+    properties = stack.enter_context(broker_data_properties(on_disk))
+    kafka = LocalKafka(jvm_options=BROKER_JVM_OPTIONS, extra_properties=properties)
+    return stack.enter_context(kafka).bootstrap_servers
 
 
 def _rebalancer(run: Run) -> list[str]:

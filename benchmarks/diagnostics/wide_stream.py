@@ -21,7 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
-from benchmarks.broker import BROKER_JVM_OPTIONS
+from benchmarks.broker import BROKER_JVM_OPTIONS, broker_data_properties
 from benchmarks.running_queries.many_partitions import (
     create_wide_topic,
     describe_stream,
@@ -59,6 +59,11 @@ def main(argv: list[str] | None = None) -> None:
         "tests' one; in a run this short it made the batches two to four times longer (see "
         "benchmarks/broker.py)",
     )
+    parser.add_argument(
+        "--broker-data-on-disk",
+        action="store_true",
+        help="keep the broker's topic data on disk, not in memory (see benchmarks/broker.py)",
+    )
     args = parser.parse_args(argv)
     from connector.testing.local_kafka import DEFAULT_JVM_OPTIONS, LocalKafka
 
@@ -68,7 +73,10 @@ def main(argv: list[str] | None = None) -> None:
         timings = Path(scratch, "timings.jsonl")
         # Read by each Python worker when its task starts; the workers inherit it from Spark.
         os.environ[TIMINGS_ENV] = str(timings)
-        with LocalKafka(jvm_options=jvm_options) as kafka:
+        with (
+            broker_data_properties(args.broker_data_on_disk) as properties,
+            LocalKafka(jvm_options=jvm_options, extra_properties=properties) as kafka,
+        ):
             bootstrap = kafka.bootstrap_servers
             topic = f"wide-{uuid.uuid4().hex[:8]}"
             create_wide_topic(bootstrap, topic, args.partitions)
