@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
+from connector._gc import SOURCE_RUNNER_MODULE
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import (
     OUR_FORMAT,
+    committed_batches,
     offset_log,
     run_available_now,
     slots_of,
     start_parquet_stream,
     topic_ids_of,
+    wait_until,
 )
 
 BASE_MS = 1_763_700_000_000
@@ -121,3 +125,45 @@ def test_new_records_are_read_by_the_next_run(
     assert sorted(seen) == sorted(first + second)
     last = offset_log(checkpoint)[max(offset_log(checkpoint))]
     assert len(slots_of(last)) == 3 and all(slots_of(last)), "every slot owns a partition"
+
+
+def _descendants_running(module: str) -> list[int]:
+    """Pids of this process's descendants started as ``python -m module``, read from /proc."""
+    parents, commands = {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # ended while being read
+            continue
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+
+    def descends(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == os.getpid():
+                return True
+        return False
+
+    wanted = [b"-m", module.encode()]
+    return [pid for pid, argv in commands.items() if argv[1:3] == wanted and descends(pid)]
+
+
+def test_spark_runs_the_streaming_reader_as_the_module_the_planning_process_checks(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    # The planning process turns its cycle collector off for good only in Spark's runner of the
+    # reader, which it tells by the module run as __main__ (connector/_gc.py); this checks that
+    # Spark starts it so, on each pyspark line CI runs.
+    create_topic(kafka_bootstrap, topic_name, partitions=1)
+    produce(kafka_bootstrap, topic_name, [Record(value=b"v%d" % i) for i in range(10)])
+    checkpoint = tmp_path / "checkpoint"
+    query = start_parquet_stream(spark, kafka_bootstrap, topic_name, tmp_path / "out", checkpoint)
+    try:
+        wait_until(lambda: committed_batches(checkpoint) >= 1, "the stream's first batch")
+        runners = _descendants_running(SOURCE_RUNNER_MODULE)
+    finally:
+        query.stop()
+    assert runners, f"no process of this test runs python -m {SOURCE_RUNNER_MODULE}"

@@ -24,7 +24,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from connector._gc import cycle_collector_paused, freeze_startup_heap
+from connector._gc import collect_while_idle, planning_call
 from connector._logging import logger
 from connector.config.options import KafkaSourceOptions
 from connector.driver.alignment import EventTimeAlignment
@@ -142,7 +142,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         kafka = self._kafka()
         self._available_now_target = kafka.latest(kafka.partitions(self._options.subscription))
 
-    @cycle_collector_paused()
+    @planning_call()
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         """Plan the next batch: fetch from Kafka, let ``state.batch_boundary`` decide, serialize.
 
@@ -150,13 +150,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         it calls ``commit`` for a batch only when it plans the next one: publishing ``start``
         here is what lets lag tools see the last batch of an AvailableNow run.
         """
-        freeze_startup_heap()  # the driver's planning process: see there why
         document = self._documents.checkpointed(start, "the start of the next batch")
         self._group.commit(document.state)
-        return self._kafka().look_up_and_plan(
+        end = self._kafka().look_up_and_plan(
             self._options.subscription,
             lambda found, now: self._plan(start, document, found, now, limit),
         )
+        if end is start:
+            collect_while_idle()  # no batch: Spark asks again after its polling delay
+        return end
 
     def _plan(
         self,
@@ -278,14 +280,16 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """With ``commitOffsetsToGroup``, publish the batch's end offsets to that group."""
         self._group.commit(self._documents.checkpointed(end, "the end of a committed batch").state)
 
-    @cycle_collector_paused()
+    @planning_call()
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         """Cut ``[start, end)`` into tasks; a partition whose offset went back reads nothing."""
         start_document = self._documents.checkpointed(start, "the start of a batch")
         end_document = self._documents.checkpointed(end, "the end of a batch")
         since = self._recreated_since(end_document)
         start_state = reading_start(start_document, end_document, since)
-        return plan_input_partitions(start_state, end_document.state, self._options)
+        tasks = plan_input_partitions(start_state, end_document.state, self._options)
+        collect_while_idle()  # the batch now runs on the executors
+        return tasks
 
     def _recreated_since(self, end: SlotsDocument) -> tuple[str, ...]:
         """Topics of a planned batch re-created since it was planned; fail or report them.
