@@ -28,11 +28,14 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-__all__ = ["BROKER_JVM_OPTIONS", "MEMORY_ROOT", "broker_data_properties"]
+if TYPE_CHECKING:
+    from connector.testing.local_kafka import LocalKafka
+
+__all__ = ["BROKER_JVM_OPTIONS", "MEMORY_ROOT", "benchmark_broker", "broker_data_properties"]
 
 MEMORY_ROOT: Final = Path("/dev/shm")
 """Linux's tmpfs for everyone; where there is none, the broker's data stays on disk."""
@@ -66,3 +69,20 @@ def broker_data_properties(on_disk: bool = False) -> Iterator[dict[str, str]]:
         return
     with tempfile.TemporaryDirectory(prefix="benchmark-kafka-", dir=MEMORY_ROOT) as folder:
         yield {"log.dirs": folder}
+
+
+@contextlib.contextmanager
+def benchmark_broker(
+    jvm_options: Sequence[str] = BROKER_JVM_OPTIONS, *, data_on_disk: bool = False
+) -> Iterator[LocalKafka]:
+    """Run an embedded broker, its data where :func:`broker_data_properties` puts it.
+
+    The broker is stopped and its data removed on exit.
+    """
+    from connector.testing.local_kafka import LocalKafka
+
+    with (
+        broker_data_properties(data_on_disk) as properties,
+        LocalKafka(jvm_options=jvm_options, extra_properties=properties) as kafka,
+    ):
+        yield kafka

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from benchmarks import report
-from benchmarks.broker import BROKER_JVM_OPTIONS, broker_data_properties
+from benchmarks.broker import benchmark_broker
 from benchmarks.data import create_topic, produce
 from benchmarks.diagnostics.startup_profile import runner_import_profile
 from benchmarks.micro.planning_cost import PlanningCost, measure_planning, profile_planning
@@ -55,7 +55,7 @@ from benchmarks.whole_queries.spark_throughput import (
 )
 from benchmarks.workloads import Workload, workloads
 
-__all__ = ["BROKER_JVM_OPTIONS", "MODES", "Mode", "Run", "main"]
+__all__ = ["MODES", "Mode", "Run", "main"]
 
 PLANNING_PARTITIONS = (8, 256, 2_048)
 CONSUME_BATCH = 10_000
@@ -200,11 +200,7 @@ def _start_broker(stack: contextlib.ExitStack, on_disk: bool) -> str:
 
     Its topic data is in memory unless ``on_disk``: see :mod:`benchmarks.broker` why.
     """
-    from connector.testing.local_kafka import LocalKafka
-
-    properties = stack.enter_context(broker_data_properties(on_disk))
-    kafka = LocalKafka(jvm_options=BROKER_JVM_OPTIONS, extra_properties=properties)
-    return stack.enter_context(kafka).bootstrap_servers
+    return stack.enter_context(benchmark_broker(data_on_disk=on_disk)).bootstrap_servers
 
 
 def _rebalancer(run: Run) -> list[str]:

@@ -21,7 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
-from benchmarks.broker import BROKER_JVM_OPTIONS, broker_data_properties
+from benchmarks.broker import BROKER_JVM_OPTIONS, benchmark_broker
 from benchmarks.running_queries.many_partitions import (
     create_wide_topic,
     describe_stream,
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
         help="keep the broker's topic data on disk, not in memory (see benchmarks/broker.py)",
     )
     args = parser.parse_args(argv)
-    from connector.testing.local_kafka import DEFAULT_JVM_OPTIONS, LocalKafka
+    from connector.testing.local_kafka import DEFAULT_JVM_OPTIONS
 
     jvm_options = BROKER_JVM_OPTIONS if args.benchmark_broker else DEFAULT_JVM_OPTIONS
 
@@ -73,10 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         timings = Path(scratch, "timings.jsonl")
         # Read by each Python worker when its task starts; the workers inherit it from Spark.
         os.environ[TIMINGS_ENV] = str(timings)
-        with (
-            broker_data_properties(args.broker_data_on_disk) as properties,
-            LocalKafka(jvm_options=jvm_options, extra_properties=properties) as kafka,
-        ):
+        with benchmark_broker(jvm_options, data_on_disk=args.broker_data_on_disk) as kafka:
             bootstrap = kafka.bootstrap_servers
             topic = f"wide-{uuid.uuid4().hex[:8]}"
             create_wide_topic(bootstrap, topic, args.partitions)
