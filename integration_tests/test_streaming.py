@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from benchmarks.diagnostics.process_memory import command_line, process_tree
 from connector._gc import SOURCE_RUNNER_MODULE
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import (
@@ -127,30 +128,6 @@ def test_new_records_are_read_by_the_next_run(
     assert len(slots_of(last)) == 3 and all(slots_of(last)), "every slot owns a partition"
 
 
-def _descendants_running(module: str) -> list[int]:
-    """Pids of this process's descendants started as ``python -m module``, read from /proc."""
-    parents, commands = {}, {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            commands[int(entry.name)] = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:  # ended while being read
-            continue
-        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-
-    def descends(pid: int) -> bool:
-        while pid > 1:
-            pid = parents.get(pid, 0)
-            if pid == os.getpid():
-                return True
-        return False
-
-    wanted = [b"-m", module.encode()]
-    return [pid for pid, argv in commands.items() if argv[1:3] == wanted and descends(pid)]
-
-
 def test_spark_runs_the_streaming_reader_as_the_module_the_planning_process_checks(
     spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
 ) -> None:
@@ -163,7 +140,10 @@ def test_spark_runs_the_streaming_reader_as_the_module_the_planning_process_chec
     query = start_parquet_stream(spark, kafka_bootstrap, topic_name, tmp_path / "out", checkpoint)
     try:
         wait_until(lambda: committed_batches(checkpoint) >= 1, "the stream's first batch")
-        runners = _descendants_running(SOURCE_RUNNER_MODULE)
+        commands = [command_line(pid) or "" for pid in process_tree(os.getpid())]
     finally:
         query.stop()
-    assert runners, f"no process of this test runs python -m {SOURCE_RUNNER_MODULE}"
+    wanted = ["-m", SOURCE_RUNNER_MODULE]
+    assert any(command.split()[1:3] == wanted for command in commands), (
+        f"no process of this test runs python -m {SOURCE_RUNNER_MODULE}: {commands}"
+    )

@@ -28,8 +28,10 @@ __all__ = [
     "SOURCE_RUNNER",
     "WORKERS",
     "WORKER_DAEMON",
+    "command_line",
     "kind_of",
     "memory_by_kind",
+    "process_tree",
 ]
 
 DRIVER_PYTHON = "driver (Python)"
@@ -87,8 +89,8 @@ def kind_of(pid: int, root: int, command: str, parent_command: str) -> str:
     return "other"
 
 
-def memory_by_kind(root: int) -> dict[str, ProcessKind]:
-    """Sum VmRSS in MiB per kind over process ``root`` and all its descendants."""
+def process_tree(root: int) -> dict[int, int]:
+    """Map process ``root`` and each of its live descendants to its parent's pid."""
     parents: dict[int, int] = {}
     for proc in _PROC.iterdir():
         if proc.name.isdigit():
@@ -105,20 +107,27 @@ def memory_by_kind(root: int) -> dict[str, ProcessKind]:
             if parent in family and pid not in family:
                 family.add(pid)
                 grew = True
-    commands = {pid: _command(pid) for pid in family}
+    return {pid: parents.get(pid, 0) for pid in family}
+
+
+def memory_by_kind(root: int) -> dict[str, ProcessKind]:
+    """Sum VmRSS in MiB per kind over process ``root`` and all its descendants."""
+    parents = process_tree(root)
+    commands = {pid: command_line(pid) for pid in parents}
     totals: dict[str, ProcessKind] = {}
-    for pid in family:
+    for pid, parent in parents.items():
         rss = _rss_mib(pid)
         command = commands.get(pid)
         if rss is None or command is None:
             continue  # the process ended while we looked
-        kind = kind_of(pid, root, command, commands.get(parents.get(pid, 0)) or "")
+        kind = kind_of(pid, root, command, commands.get(parent) or "")
         before = totals.get(kind, ProcessKind(0.0, 0))
         totals[kind] = ProcessKind(before.mib + rss, before.processes + 1)
     return totals
 
 
-def _command(pid: int) -> str | None:
+def command_line(pid: int) -> str | None:
+    """Return a process's command line, its arguments joined by spaces; None once it ended."""
     try:
         raw = (_PROC / str(pid) / "cmdline").read_bytes()
     except OSError:
