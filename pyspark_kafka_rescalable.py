@@ -9,6 +9,6 @@ on the path: a wheel install, or an editable one made with ``editable_mode=stric
 default editable mode hides it behind an import hook; see the README).
 """
 
-from connector.source import KafkaSource as DefaultSource
+from kafka_rescalable.source import KafkaSource as DefaultSource
 
 __all__ = ["DefaultSource"]

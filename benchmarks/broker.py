@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from connector.testing.local_kafka import LocalKafka
+    from kafka_rescalable.testing.local_kafka import LocalKafka
 
 __all__ = ["BROKER_JVM_OPTIONS", "MEMORY_ROOT", "benchmark_broker", "broker_data_properties"]
 
@@ -43,7 +43,7 @@ MEMORY_ROOT: Final = Path("/dev/shm")
 
 def _broker_jvm_options() -> tuple[str, ...]:
     """Return the test broker's JVM options with the JIT's optimizing tier and a 1 GiB heap."""
-    from connector.testing.local_kafka import DEFAULT_JVM_OPTIONS
+    from kafka_rescalable.testing.local_kafka import DEFAULT_JVM_OPTIONS
 
     options = [o for o in DEFAULT_JVM_OPTIONS if o != "-XX:TieredStopAtLevel=1"]
     return tuple("-Xmx1g" if o.startswith("-Xmx") else o for o in options)
@@ -79,7 +79,7 @@ def benchmark_broker(
 
     The broker is stopped and its data removed on exit.
     """
-    from connector.testing.local_kafka import LocalKafka
+    from kafka_rescalable.testing.local_kafka import LocalKafka
 
     with (
         broker_data_properties(data_on_disk) as properties,

@@ -102,8 +102,8 @@ def environment(command: str) -> str:
     import pyarrow
     import pyspark
 
-    from connector.testing.jars import KAFKA_VERSION
     from integration_tests.reference_source import BUILTIN_KAFKA_SOURCE
+    from kafka_rescalable.testing.jars import KAFKA_VERSION
 
     # version() is a string in recent releases and a (string, int) pair in older ones.
     client = confluent_kafka.version()

@@ -253,9 +253,10 @@ def _throughput(
     bootstrap: str, run_id: str, chosen: Sequence[Workload], runs: int
 ) -> list[report.ThroughputRow]:
     """Produce each workload once, then read it with every contender."""
-    from connector.executor.range_reader import FETCH_DEFAULTS
+    from kafka_rescalable.executor.range_reader import FETCH_DEFAULTS
 
-    # What our executors' consumers get by default (see connector.executor.tasks.read_settings).
+    # What our executors' consumers get by default (see
+    # kafka_rescalable.executor.tasks.read_settings).
     client_config = {**FETCH_DEFAULTS, "isolation.level": "read_uncommitted"}
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-warehouse-") as warehouse:
@@ -314,7 +315,7 @@ def _latency(run: Run) -> list[str]:
     import os
 
     from benchmarks.running_queries.latency import RATES, latency_tables, run_latency
-    from connector.executor.task_timing import TIMINGS_ENV
+    from kafka_rescalable.executor.task_timing import TIMINGS_ENV
 
     args = run.args
     rates = run.pick(args.rates, RATES[:2], RATES)

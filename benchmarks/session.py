@@ -53,8 +53,8 @@ def spark_session(
     from pyspark.sql import SparkSession
 
     from benchmarks.whole_queries.ceiling_source import CeilingSource
-    from connector import KafkaSource
     from integration_tests.reference_source import builtin_kafka_source_jars
+    from kafka_rescalable import KafkaSource
 
     builder = (
         SparkSession.builder.master("local[2]")

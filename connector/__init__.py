@@ -1,15 +1,27 @@
-"""A Kafka source for Spark Structured Streaming with rescalable offset state.
+"""kafka-rescalable: a Kafka source and sink for Spark with rescalable offset state.
 
-Installed, the format is found by name (see ``pyspark_kafka_rescalable``); registering
-the class is needed only where the package is importable but not installed:
+Installed, the format is found by name (see ``pyspark_kafka_rescalable``); registering the
+class is needed only where the package is importable but not installed:
 
->>> from connector import KafkaSource
+>>> from kafka_rescalable import KafkaSource
 >>> spark.dataSource.register(KafkaSource)  # doctest: +SKIP
 >>> spark.readStream.format("kafka-rescalable").option(...)  # doctest: +SKIP
->>> df.writeStream.format("kafka-rescalable").option(...)  # doctest: +SKIP
+>>> df.write.format("kafka-rescalable").mode("append").option(...)  # doctest: +SKIP
+
+The public API is what ``__all__`` lists here: the data source class, the checkpoint reader
+for moving from the built-in source, and every exception the package raises on purpose, so a
+job catches them from one root. Sub-modules are internal unless the documentation names them.
+
+``KafkaSource`` and the checkpoint functions import pyspark and pyarrow; they load on first
+use, so ``import kafka_rescalable.state`` (pure Python) and the exceptions stay cheap on a
+machine, or in a process, that has no Spark.
 """
 
-from connector.errors import (
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kafka_rescalable.errors import (
     CheckpointOffsetError,
     DataLossError,
     InvalidOptionError,
@@ -20,6 +32,7 @@ from connector.errors import (
     KafkaRescalableError,
     KafkaSourceError,
     KafkaWriteError,
+    MetricsEndpointError,
     MissingExtraError,
     MissingTopicError,
     PayloadDecodeError,
@@ -28,11 +41,28 @@ from connector.errors import (
     SinkInputError,
     UnsupportedKafkaSettingError,
 )
-from connector.source import KafkaSource
+from kafka_rescalable.state.errors import (
+    DuplicatePartitionError,
+    ForeignCheckpointError,
+    OffsetDocumentError,
+    OffsetRegressionError,
+    StateError,
+    UnknownPartitionError,
+)
+
+if TYPE_CHECKING:
+    from kafka_rescalable.source import KafkaSource
+
+__version__ = "0.2.0"
+
+# Names loaded on first access (PEP 562): module that defines each.
+_LAZY = {"KafkaSource": "kafka_rescalable.source"}
 
 __all__ = [
     "CheckpointOffsetError",
     "DataLossError",
+    "DuplicatePartitionError",
+    "ForeignCheckpointError",
     "InvalidOptionError",
     "KafkaAuthenticationError",
     "KafkaAuthorizationError",
@@ -42,11 +72,28 @@ __all__ = [
     "KafkaSource",
     "KafkaSourceError",
     "KafkaWriteError",
+    "MetricsEndpointError",
     "MissingExtraError",
     "MissingTopicError",
+    "OffsetDocumentError",
+    "OffsetRegressionError",
     "PayloadDecodeError",
     "RecordDecodeError",
     "SchemaRegistryError",
     "SinkInputError",
+    "StateError",
+    "UnknownPartitionError",
     "UnsupportedKafkaSettingError",
+    "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``KafkaSource`` (and with it pyspark) only when it is asked for."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'kafka_rescalable' has no attribute {name!r}")

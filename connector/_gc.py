@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from connector._logging import logger
+from kafka_rescalable._logging import logger
 
 __all__ = [
     "IDLE_COLLECTION_INTERVAL_S",

@@ -16,7 +16,7 @@ __all__ = ["logger"]
 
 
 def _make_logger() -> logging.Logger:
-    log = logging.getLogger("connector")
+    log = logging.getLogger("kafka_rescalable")
     if not log.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("kafka-rescalable %(levelname)s: %(message)s"))

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from connector._logging import logger
+from kafka_rescalable._logging import logger
 
 __all__ = ["IDLE_TIMEOUT_S", "MAX_IDLE", "MAX_POOLED_PARTITIONS", "ConsumerPool", "Loan"]
 
@@ -96,7 +96,7 @@ class ConsumerPool:
     Parameters
     ----------
     opener
-        Builds a consumer for a configuration (``connector.kafka_clients`` passes its own).
+        Builds a consumer for a configuration (``kafka_rescalable.kafka_clients`` passes its own).
     clock
         Monotonic seconds; tests pass a fake one.
     max_idle

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from state.errors import KafkaRescalableError
+from kafka_rescalable.state.errors import KafkaRescalableError
 
 __all__ = [
     "KafkaRescalableError",

@@ -8,7 +8,7 @@ settings and three defaults of ours:
 
 - ``isolation.level`` is ``read_uncommitted`` unless set, as in Kafka's Java client and so in
   Spark; librdkafka alone would default to ``read_committed``.
-- librdkafka's log lines go through the connector's logger (``connector.librdkafka``) with
+- librdkafka's log lines go through the connector's logger (``kafka_rescalable.librdkafka``) with
   repeats rate-limited, instead of librdkafka printing straight to stderr: during a broker
   outage it prints a "Connection refused" line for every reconnect, dozens a second.
 - client errors are recorded (``error_cb``), so an authentication failure, which librdkafka
@@ -30,9 +30,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from connector._logging import logger
-from connector.config.options import KafkaSourceOptions
-from connector.consumer_pool import IDLE_TIMEOUT_S, Loan, process_pool
+from kafka_rescalable._logging import logger
+from kafka_rescalable.config.options import KafkaSourceOptions
+from kafka_rescalable.consumer_pool import IDLE_TIMEOUT_S, Loan, process_pool
 
 __all__ = [
     "ClientErrors",
@@ -236,7 +236,7 @@ def lend_executor_consumer(
     The only way executors get a consumer: one built by :func:`executor_consumer` for the same
     ``config`` and ``overrides`` when an earlier task of this Python worker returned one, else
     a new one. The borrower assigns partitions with explicit offsets; see
-    :mod:`connector.consumer_pool` for when a consumer is closed instead of kept.
+    :mod:`kafka_rescalable.consumer_pool` for when a consumer is closed instead of kept.
     """
     return process_pool(_open_executor_consumer).lend({**config, **overrides}, idle_timeout_s)
 
@@ -270,7 +270,7 @@ def sink_producer(
     - ``partitioner=murmur2_random``: a keyed record lands in the partition Kafka's Java
       client (and so Spark's built-in sink) would choose;
     - ``queue.buffering.max.kbytes`` 64 MiB (librdkafka: 1 GiB): a task blocks on a full
-      queue (see ``connector.sink.producing``) rather than buffering a whole partition; the
+      queue (see ``kafka_rescalable.sink.producing``) rather than buffering a whole partition; the
       count limit is raised to a million records so that bytes, not small records, bound it;
     - ``delivery.report.only.error``: only failures come back through ``on_delivery``, so
       a successful record costs no Python call.

@@ -1,13 +1,14 @@
-"""Kept for compatibility: the embedded broker now lives in :mod:`connector.testing.local_kafka`.
+"""Kept for compatibility: the embedded broker lives in ``kafka_rescalable.testing``.
 
-``from connector.local_kafka import LocalKafka`` and ``python -m connector.local_kafka`` keep
-working; new code imports from :mod:`connector.testing` or runs the console script
+``from kafka_rescalable.local_kafka import LocalKafka`` and
+``python -m kafka_rescalable.local_kafka`` keep
+working; new code imports from :mod:`kafka_rescalable.testing` or runs the console script
 ``kafka-rescalable-local-kafka``. The source itself never imports this module.
 """
 
 import sys
 
-from connector.testing.local_kafka import (
+from kafka_rescalable.testing.local_kafka import (
     DEFAULT_JVM_OPTIONS,
     BrokerStartError,
     LocalKafka,

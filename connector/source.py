@@ -14,22 +14,22 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from connector.config.kafka_config import check_client_accepts
-from connector.config.options import KafkaSourceOptions, Mode, parse_options
-from connector.config.table import OPTIONS
-from connector.driver.batch_reader import KafkaBatchReader
-from connector.driver.stream_reader import KafkaStreamReader
-from connector.errors import KafkaSourceError
-from connector.executor.tasks import read_input_partition
-from connector.formats.declared import (
+from kafka_rescalable.config.kafka_config import check_client_accepts
+from kafka_rescalable.config.options import KafkaSourceOptions, Mode, parse_options
+from kafka_rescalable.config.table import OPTIONS
+from kafka_rescalable.driver.batch_reader import KafkaBatchReader
+from kafka_rescalable.driver.stream_reader import KafkaStreamReader
+from kafka_rescalable.errors import KafkaSourceError
+from kafka_rescalable.executor.tasks import read_input_partition
+from kafka_rescalable.formats.declared import (
     declared_schema,
     decode_plan,
     resolve_readers,
     subscribed_topics,
 )
-from connector.formats.decoding import DecodePlan
-from connector.schema import spark_schema
-from connector.sink.writer import make_writer
+from kafka_rescalable.formats.decoding import DecodePlan
+from kafka_rescalable.schema import spark_schema
+from kafka_rescalable.sink.writer import make_writer
 
 __all__ = ["KafkaSource"]
 
@@ -56,7 +56,7 @@ class KafkaSource(DataSource):
         the DataFrame is read as a batch or a stream; that is where bad options are refused,
         so a typo fails at once, with our message, not when the query starts. With a typed
         key or value (``valueFormat``), that column's type replaces the bytes, and the schema
-        is declared as DDL (see :mod:`connector.formats.declared`); a registry subject's
+        is declared as DDL (see :mod:`kafka_rescalable.formats.declared`); a registry subject's
         latest version is looked up here.
         """
         options = check_options(self.options)
@@ -86,7 +86,7 @@ class KafkaSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         """Return the batch writer, for ``df.write``; bad options or columns fail here.
 
-        See the README's "Writing to Kafka" for the options and ``connector.sink``.
+        See the README's "Writing to Kafka" for the options and ``kafka_rescalable.sink``.
         """
         return make_writer(self.options, schema, overwrite, streaming=False)
 

@@ -6,7 +6,7 @@ Usage::
     python examples/avro_orders.py --bootstrap host:9092 --registry http://registry:8081
 
 With no ``--bootstrap`` it starts the embedded Apache Kafka broker, and with no ``--registry``
-the local schema registry (``connector.testing.schema_registry``: Apicurio Registry with a
+the local schema registry (``kafka_rescalable.testing.schema_registry``: Apicurio Registry with a
 Confluent-compatible API; its first start on a machine builds it with Maven, ~2 min). It
 produces sample orders, spread over ``--minutes`` minutes of event time, to ``orders`` as Avro
 framed for the registry, with confluent-kafka's own ``AvroSerializer`` (subject
@@ -256,7 +256,7 @@ def registry_for(url: str | None) -> Iterator[str]:
     if url:
         yield url
         return
-    from connector.testing.schema_registry import LocalSchemaRegistry
+    from kafka_rescalable.testing.schema_registry import LocalSchemaRegistry
 
     with LocalSchemaRegistry() as registry:
         yield registry.url

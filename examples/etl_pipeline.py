@@ -6,7 +6,7 @@ Usage::
     python examples/etl_pipeline.py --bootstrap host:9092 --master spark://host:7077
 
 With no ``--bootstrap`` it starts the embedded Apache Kafka broker
-(``connector.testing.local_kafka``), creates the topic ``shop-events`` with 4 partitions and
+(``kafka_rescalable.testing.local_kafka``), creates the topic ``shop-events`` with 4 partitions and
 produces sample events into it, a few of them malformed or duplicated on purpose. The streaming
 query then reads the topic with ``kafka-rescalable`` (``Trigger.AvailableNow``), parses the
 JSON, drops malformed events and duplicates, and appends the clean rows to Parquet with a
@@ -40,7 +40,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, StringType, StructField, StructType, TimestampType
 
-from connector.testing.local_kafka import LocalKafka
+from kafka_rescalable.testing.local_kafka import LocalKafka
 
 DEFAULT_TOPIC = "shop-events"
 ACTIONS = ("view", "add_to_cart", "purchase", "refund")

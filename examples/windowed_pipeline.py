@@ -37,8 +37,8 @@ from etl_pipeline import example_session
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from connector.testing.local_kafka import LocalKafka
-from state import SlotsDocument
+from kafka_rescalable.state import SlotsDocument
+from kafka_rescalable.testing.local_kafka import LocalKafka
 
 T0 = 1_763_700_000_000  # 2025-11-21T04:40:00Z, a whole minute
 

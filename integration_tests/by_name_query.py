@@ -87,7 +87,7 @@ def main(bootstrap: str, topic: str, out_topic: str, workdir: str) -> None:
     except Exception as error:  # noqa: BLE001 - the test reads the message Spark wrapped
         seen["sql_table"] = str(error)
 
-    from connector import KafkaSource
+    from kafka_rescalable import KafkaSource
 
     spark.dataSource.register(KafkaSource)  # optional, and harmless on top of the found one
     seen["after_register"] = positions(source(spark.read).load())

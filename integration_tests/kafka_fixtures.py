@@ -4,7 +4,8 @@
 
 1. ``$KAFKA_BOOTSTRAP_SERVERS``, a broker someone already runs (CI service, compose file);
 2. a Testcontainers Kafka container, when a Docker engine answers;
-3. :class:`connector.testing.local_kafka.LocalKafka`, Kafka's own jars in a local JVM, which needs
+3. :class:`kafka_rescalable.testing.local_kafka.LocalKafka`, Kafka's own jars in a local JVM, which
+   needs
    only Java.
 
 A broker that cannot be started fails the test session: integration tests never skip, since a
@@ -14,7 +15,7 @@ Use with ``from integration_tests.kafka_fixtures import kafka_bootstrap, topic_n
 ``conftest.py``.
 
 Fault tests, which kill and restart brokers, use ``kafka_cluster`` instead: a real 3-node
-:class:`connector.testing.LocalKafkaCluster`, one per test module, healed after every test.
+:class:`kafka_rescalable.testing.LocalKafkaCluster`, one per test module, healed after every test.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from pathlib import Path
 
 import pytest
 
-from connector.testing import LocalKafkaCluster
-from connector.testing.local_kafka import LocalKafka
 from integration_tests.kafka_helpers import first_line
+from kafka_rescalable.testing import LocalKafkaCluster
+from kafka_rescalable.testing.local_kafka import LocalKafka
 
 __all__ = [
     "BOOTSTRAP_ENV_VAR",

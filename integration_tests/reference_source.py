@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from connector.testing.jars import resolve_jars
+from kafka_rescalable.testing.jars import resolve_jars
 
 BUILTIN_KAFKA_SOURCE = (
     "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",

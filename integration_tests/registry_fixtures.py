@@ -3,7 +3,8 @@
 ``schema_registry_url`` is the base URL for confluent-kafka's ``SchemaRegistryClient``:
 
 1. ``$SCHEMA_REGISTRY_URL``, a registry someone already runs (a CI service, a compose file);
-2. otherwise :class:`connector.testing.schema_registry.LocalSchemaRegistry`, Apicurio Registry
+2. otherwise :class:`kafka_rescalable.testing.schema_registry.LocalSchemaRegistry`, Apicurio
+   Registry
    in a local JVM, built once from Maven Central (which needs ``mvn`` the first time).
 
 A registry that cannot be started fails the tests that use it, with the reason: integration
@@ -21,8 +22,8 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from connector.testing._registry.build import registry_app
-from connector.testing.schema_registry import LocalSchemaRegistry
+from kafka_rescalable.testing._registry.build import registry_app
+from kafka_rescalable.testing.schema_registry import LocalSchemaRegistry
 
 __all__ = ["SCHEMA_REGISTRY_ENV_VAR", "schema_registry_url", "start_registry_build"]
 

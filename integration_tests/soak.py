@@ -7,7 +7,7 @@ Usage::
 
 Outside CI on purpose (it runs for minutes, not seconds): it sits beside the reliability
 tests it builds on, but without a ``test_`` prefix, so pytest does not collect it. It starts a
-3-node KRaft cluster (``connector.testing.local_cluster``) and runs, each on a topic of its
+3-node KRaft cluster (``kafka_rescalable.testing.local_cluster``) and runs, each on a topic of its
 own with replication factor 3 and ``min.insync.replicas=2``, fed by an idempotent ``acks=all``
 producer:
 
@@ -44,11 +44,11 @@ import pyarrow.dataset as ds
 
 from benchmarks.diagnostics.process_memory import MemorySampler
 from benchmarks.diagnostics.trends import MemoryTrend
-from connector.testing.local_cluster import LocalKafkaCluster
 from integration_tests.fault_helpers import SafeProducer, exactly_once_report
 from integration_tests.kafka_helpers import create_replicated_topic
 from integration_tests.query_process import start_query_process, stop_query_process
-from state import SlotsDocument
+from kafka_rescalable.state import SlotsDocument
+from kafka_rescalable.testing.local_cluster import LocalKafkaCluster
 
 PARTITIONS = 8
 _RESTART_AFTER_S = 15.0

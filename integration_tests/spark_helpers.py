@@ -10,7 +10,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from state import SlotsDocument
+from kafka_rescalable.state import SlotsDocument
 
 OUR_FORMAT = "kafka-rescalable"
 BUILTIN_FORMAT = "kafka"

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from connector.driver.cluster_cores import application_cores
 from integration_tests.cluster import StandaloneCluster
 from integration_tests.fake_spark_ui import FakeSparkUi
 from integration_tests.kafka_helpers import BackgroundProducer, Record, create_topic, produce
@@ -20,6 +19,7 @@ from integration_tests.spark_helpers import (
     start_parquet_stream,
     wait_until,
 )
+from kafka_rescalable.driver.cluster_cores import application_cores
 
 
 def auto_slots(

@@ -24,10 +24,6 @@ from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from connector.formats.avro_codec import CODEC
-from connector.formats.codec import WriterColumn
-from connector.formats.options import Framing, PayloadFormat, PayloadOptions, RegistrySettings
-from connector.formats.registry import frame
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
 from integration_tests.spark_helpers import (
     OUR_FORMAT,
@@ -35,6 +31,15 @@ from integration_tests.spark_helpers import (
     start_parquet_stream,
     wait_until,
 )
+from kafka_rescalable.formats.avro_codec import CODEC
+from kafka_rescalable.formats.codec import WriterColumn
+from kafka_rescalable.formats.options import (
+    Framing,
+    PayloadFormat,
+    PayloadOptions,
+    RegistrySettings,
+)
+from kafka_rescalable.formats.registry import frame
 
 pytestmark = pytest.mark.integration
 

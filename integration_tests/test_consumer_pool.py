@@ -15,13 +15,13 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Producer
 
-from connector import consumer_pool
-from connector.consumer_pool import ConsumerPool, process_pool
-from connector.executor.range_reader import read_ranges
-from connector.kafka_clients import _open_executor_consumer
-from connector.task import RangeReadSettings
 from integration_tests.kafka_helpers import create_topic
-from state import OffsetRange
+from kafka_rescalable import consumer_pool
+from kafka_rescalable.consumer_pool import ConsumerPool, process_pool
+from kafka_rescalable.executor.range_reader import read_ranges
+from kafka_rescalable.kafka_clients import _open_executor_consumer
+from kafka_rescalable.state import OffsetRange
+from kafka_rescalable.task import RangeReadSettings
 
 PARTITIONS = 4
 TRANSACTIONS = 4

@@ -20,7 +20,6 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from connector.testing.local_cluster import LocalKafkaCluster
 from integration_tests import kafka_fixtures
 from integration_tests.fault_helpers import SafeProducer, exactly_once_report
 from integration_tests.kafka_helpers import create_replicated_topic
@@ -33,6 +32,7 @@ from integration_tests.spark_helpers import (
     start_until_batches,
     wait_until,
 )
+from kafka_rescalable.testing.local_cluster import LocalKafkaCluster
 
 PARTITIONS = 4
 

@@ -24,9 +24,9 @@ PARTITIONS = 6
 
 
 def inspect(*argv: str) -> str:
-    """Run ``python -m connector.inspect`` as a user would; return its stdout."""
+    """Run ``python -m kafka_rescalable.inspect`` as a user would; return its stdout."""
     done = subprocess.run(
-        [sys.executable, "-m", "connector.inspect", *argv],
+        [sys.executable, "-m", "kafka_rescalable.inspect", *argv],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -29,10 +29,15 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.formats.codec import WriterColumn, codec_for
-from connector.formats.options import Framing, PayloadFormat, PayloadOptions, RegistrySettings
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
 from integration_tests.spark_helpers import OUR_FORMAT, batch_read
+from kafka_rescalable.formats.codec import WriterColumn, codec_for
+from kafka_rescalable.formats.options import (
+    Framing,
+    PayloadFormat,
+    PayloadOptions,
+    RegistrySettings,
+)
 
 pytestmark = pytest.mark.integration
 

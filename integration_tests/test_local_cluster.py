@@ -24,8 +24,6 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
-from connector.testing import LocalKafkaCluster, SecurityConfig
-from connector.testing.errors import BrokerStartError
 from integration_tests import kafka_fixtures
 from integration_tests.kafka_fixtures import local_kafka_program
 from integration_tests.kafka_helpers import (
@@ -37,6 +35,8 @@ from integration_tests.kafka_helpers import (
     produce,
     read_all,
 )
+from kafka_rescalable.testing import LocalKafkaCluster, SecurityConfig
+from kafka_rescalable.testing.errors import BrokerStartError
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 
@@ -206,9 +206,9 @@ def test_bad_setting_fails_with_every_node_stopped() -> None:
 
 
 def test_module_runs_a_cluster_until_signalled() -> None:
-    """``python -m connector.testing.local_kafka --brokers 2``: two nodes, stopped by SIGTERM."""
+    """``python -m kafka_rescalable.testing.local_kafka --brokers 2``: two nodes, SIGTERM stops."""
     with local_kafka_program(
-        "connector.testing.local_kafka", "--brokers", "2", ready_timeout_s=180
+        "kafka_rescalable.testing.local_kafka", "--brokers", "2", ready_timeout_s=180
     ) as (process, line):
         match = re.fullmatch(
             r"Kafka ready at (127\.0\.0\.1:\d+,127\.0\.0\.1:\d+) "

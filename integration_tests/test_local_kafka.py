@@ -18,9 +18,6 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
-from connector.testing import jars
-from connector.testing.jars import KAFKA_BROKER_COORDINATES, resolve_jars
-from connector.testing.local_kafka import BrokerStartError, LocalKafka
 from integration_tests.kafka_fixtures import local_kafka_program
 from integration_tests.kafka_helpers import (
     Record,
@@ -29,6 +26,9 @@ from integration_tests.kafka_helpers import (
     produce,
     read_all,
 )
+from kafka_rescalable.testing import jars
+from kafka_rescalable.testing.jars import KAFKA_BROKER_COORDINATES, resolve_jars
+from kafka_rescalable.testing.local_kafka import BrokerStartError, LocalKafka
 
 
 @pytest.fixture(scope="module")
@@ -298,11 +298,13 @@ def test_fresh_resolution_gives_the_cached_jars_and_they_run_a_broker(tmp_path: 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
 def test_module_runs_a_broker_until_signalled(stop_signal: signal.Signals) -> None:
-    """The kept form ``python -m connector.local_kafka`` prints its address, stops on a signal."""
+    """The kept ``python -m kafka_rescalable.local_kafka`` prints its address, stops on a signal."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    with local_kafka_program("connector.local_kafka", "--port", str(port), ready_timeout_s=120) as (
+    with local_kafka_program(
+        "kafka_rescalable.local_kafka", "--port", str(port), ready_timeout_s=120
+    ) as (
         process,
         line,
     ):

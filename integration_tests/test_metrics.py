@@ -21,9 +21,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from connector.metrics import publish
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import kafka_stream, next_offsets, wait_until
+from kafka_rescalable.metrics import publish
 
 PARTITIONS = 4
 
@@ -67,9 +67,9 @@ def progress_end(query: StreamingQuery, batch_id: int) -> dict[int, int]:
 
 @pytest.fixture
 def metrics_log() -> Iterator[list[logging.LogRecord]]:
-    """Every record of the ``connector.metrics`` logger, DEBUG included, while the test runs."""
+    """Every record of the ``kafka_rescalable.metrics`` logger, DEBUG included, during the test."""
     records: list[logging.LogRecord] = []
-    log = logging.getLogger("connector.metrics")
+    log = logging.getLogger("kafka_rescalable.metrics")
     handler = logging.Handler(logging.DEBUG)
     handler.emit = records.append  # type: ignore[method-assign]
     log.addHandler(handler)

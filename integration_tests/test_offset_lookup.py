@@ -17,9 +17,6 @@ from confluent_kafka import IsolationLevel, Producer, TopicCollection
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewPartitions, OffsetSpec
 
-from connector.config.options import parse_options
-from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
-from connector.errors import KafkaMetadataError
 from integration_tests.kafka_helpers import (
     Record,
     create_topic,
@@ -27,8 +24,11 @@ from integration_tests.kafka_helpers import (
     produce,
     wait_for_topic,
 )
-from state import TopicPartition
-from state.batch_boundary import KafkaNow
+from kafka_rescalable.config.options import parse_options
+from kafka_rescalable.driver.kafka_metadata import KafkaMetadata, LiveTopics
+from kafka_rescalable.errors import KafkaMetadataError
+from kafka_rescalable.state import TopicPartition
+from kafka_rescalable.state.batch_boundary import KafkaNow
 
 PARTITIONS = 3
 COMMITTED = {0: 4, 1: 3, 2: 5}  # records per partition in the committed transaction

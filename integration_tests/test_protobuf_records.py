@@ -27,12 +27,17 @@ from google.protobuf import (
 )
 from pyspark.sql import DataFrame, SparkSession
 
-from connector.formats.codec import WriterColumn
-from connector.formats.options import Framing, PayloadFormat, PayloadOptions, RegistrySettings
-from connector.formats.protobuf_codec import CODEC
-from connector.formats.registry import registry_client
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
 from integration_tests.spark_helpers import OUR_FORMAT, batch_read
+from kafka_rescalable.formats.codec import WriterColumn
+from kafka_rescalable.formats.options import (
+    Framing,
+    PayloadFormat,
+    PayloadOptions,
+    RegistrySettings,
+)
+from kafka_rescalable.formats.protobuf_codec import CODEC
+from kafka_rescalable.formats.registry import registry_client
 
 pytestmark = pytest.mark.integration
 

@@ -179,7 +179,7 @@ def test_a_corrupt_checkpoint_offset_is_refused_with_what_to_do(
     text = str(caught.value)
     assert "CheckpointOffsetError" in text
     assert f"topics['{topic_name}']['offsets'][0]: offset must be an integer" in text
-    assert "python -m connector.inspect <checkpoint>" in text
+    assert "python -m kafka_rescalable.inspect <checkpoint>" in text
     assert "new checkpoint directory" in text
 
 
@@ -188,10 +188,10 @@ def test_an_unreachable_cluster_logs_a_few_lines_not_a_flood(
 ) -> None:
     import logging
 
-    from connector.config.options import SubscribeTopics, parse_options
-    from connector.driver.kafka_metadata import KafkaMetadata
-    from connector.errors import KafkaMetadataError
-    from connector.kafka_clients import librdkafka_logger
+    from kafka_rescalable.config.options import SubscribeTopics, parse_options
+    from kafka_rescalable.driver.kafka_metadata import KafkaMetadata
+    from kafka_rescalable.errors import KafkaMetadataError
+    from kafka_rescalable.kafka_clients import librdkafka_logger
 
     nowhere = f"127.0.0.1:{free_port()}"
     options = parse_options(

@@ -22,9 +22,9 @@ from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, Proto
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from connector.testing._registry.build import registry_app
-from connector.testing.jars import find_java
-from connector.testing.schema_registry import (
+from kafka_rescalable.testing._registry.build import registry_app
+from kafka_rescalable.testing.jars import find_java
+from kafka_rescalable.testing.schema_registry import (
     LocalSchemaRegistry,
     SchemaRegistryStartError,
 )

@@ -18,11 +18,11 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql import SparkSession
 
-from connector.testing.local_cluster import LocalKafkaCluster
-from connector.testing.security import SecurityConfig
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.query_process import ROOT
 from integration_tests.spark_helpers import OUR_FORMAT
+from kafka_rescalable.testing.local_cluster import LocalKafkaCluster
+from kafka_rescalable.testing.security import SecurityConfig
 
 ALICE_PASSWORD = "alice-Pw-7f3e9"  # noqa: S105 - a test password, grepped for below
 BOB_PASSWORD = "bob-Pw-2c81d"  # noqa: S105

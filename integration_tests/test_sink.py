@@ -12,13 +12,13 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.utils import AnalysisException, PythonException
 
-from connector.errors import KafkaWriteError
-from connector.sink.options import KafkaSinkOptions, parse
-from connector.sink.rows import SinkColumns
-from connector.sink.transactions import SinkTask, write_exactly_once
 from integration_tests.kafka_helpers import create_topic, read_all
 from integration_tests.query_process import start_query_process
 from integration_tests.sink_query import RETRY_ROWS
+from kafka_rescalable.errors import KafkaWriteError
+from kafka_rescalable.sink.options import KafkaSinkOptions, parse
+from kafka_rescalable.sink.rows import SinkColumns
+from kafka_rescalable.sink.transactions import SinkTask, write_exactly_once
 
 
 @pytest.mark.pyspark_versions

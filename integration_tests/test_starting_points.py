@@ -19,9 +19,6 @@ from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 from pyspark.sql import SparkSession
 
-from connector.config.options import parse_options
-from connector.driver.stream_reader import KafkaStreamReader
-from connector.executor.tasks import read_input_partition
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import (
     BUILTIN_FORMAT,
@@ -34,6 +31,9 @@ from integration_tests.spark_helpers import (
     slots_of,
     start_parquet_stream,
 )
+from kafka_rescalable.config.options import parse_options
+from kafka_rescalable.driver.stream_reader import KafkaStreamReader
+from kafka_rescalable.executor.tasks import read_input_partition
 
 INSPECT = Path(sys.executable).parent / "kafka-rescalable-inspect"  # the console script
 

@@ -9,7 +9,6 @@ import pytest
 from pyspark.sql import SparkSession
 
 from benchmarks.diagnostics.process_memory import command_line, process_tree
-from connector._gc import SOURCE_RUNNER_MODULE
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import (
     OUR_FORMAT,
@@ -21,6 +20,7 @@ from integration_tests.spark_helpers import (
     topic_ids_of,
     wait_until,
 )
+from kafka_rescalable._gc import SOURCE_RUNNER_MODULE
 
 BASE_MS = 1_763_700_000_000
 

@@ -30,8 +30,8 @@ from integration_tests.spark_helpers import (
     start_parquet_stream,
     topic_ids_of,
 )
-from state import SlotsDocument
-from state.topic_layout import topic_layout
+from kafka_rescalable.state import SlotsDocument
+from kafka_rescalable.state.topic_layout import topic_layout
 
 
 def run_to_end(

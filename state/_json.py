@@ -1,6 +1,7 @@
 """JSON values as the slots document's readers see them: repeated keys kept, kinds named.
 
-Shared by both layouts of the document (``state.document`` and ``state.topic_layout``), so a
+Shared by both layouts of the document (``kafka_rescalable.state.document`` and
+``kafka_rescalable.state.topic_layout``), so a
 refusal names a value the same way wherever it is found.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from state.errors import OffsetDocumentError
+from kafka_rescalable.state.errors import OffsetDocumentError
 
 
 class JsonObject(dict[str, Any]):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from state.partitions import TopicPartition
+from kafka_rescalable.state.partitions import TopicPartition
 
 __all__ = ["cap_end_offsets"]
 

@@ -8,8 +8,8 @@ line and message about an assignment reads the same.
 
 from __future__ import annotations
 
-from state.offset_state import OffsetState
-from state.partitions import describe_partitions
+from kafka_rescalable.state.offset_state import OffsetState
+from kafka_rescalable.state.partitions import describe_partitions
 
 __all__ = ["describe_assignment", "summarize_assignment"]
 

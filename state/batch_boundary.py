@@ -8,7 +8,8 @@ The driver reads from Kafka what exists now (:class:`KafkaNow`) and calls, in or
    partitions that start again are listed in :attr:`Carried.joining`.
 2. :func:`must_wait`: ``minOffsetsPerTrigger`` and ``maxTriggerDelay``.
 3. :func:`target_ends`: the latest offsets, cut at the ``Trigger.AvailableNow`` target. The
-   driver then cuts them at the event-time frontier (``state.event_time``) when it aligns.
+   driver then cuts them at the event-time frontier (``kafka_rescalable.state.event_time``) when it
+   aligns.
 4. :func:`plan_batch_end`: the row cap, the rebalance over the slot count, the end document,
    what was held back and why, and the backlog.
 
@@ -26,18 +27,18 @@ from itertools import compress, repeat
 from operator import lt, sub
 from typing import Any
 
-from state.admission import cap_end_offsets
-from state.batch_edges import backlog_report
-from state.document import SlotsDocument
-from state.event_time import EVENT_TIME_KEY
-from state.partitions import (
+from kafka_rescalable.state.admission import cap_end_offsets
+from kafka_rescalable.state.batch_edges import backlog_report
+from kafka_rescalable.state.document import SlotsDocument
+from kafka_rescalable.state.event_time import EVENT_TIME_KEY
+from kafka_rescalable.state.partitions import (
     PartitionOffset,
     TopicPartition,
     describe_partitions,
     trusted_partition_offset,
 )
-from state.rebalancer import Rebalance, rebalance, settled
-from state.topic_identity import carried_topic_ids, recreated_topics
+from kafka_rescalable.state.rebalancer import Rebalance, rebalance, settled
+from kafka_rescalable.state.topic_identity import carried_topic_ids, recreated_topics
 
 __all__ = [
     "HELD_BY_ALIGNMENT",

@@ -7,10 +7,10 @@ from itertools import chain, compress, repeat
 from operator import attrgetter, lt, sub
 from typing import Any
 
-from state.document import SlotsDocument
-from state.offset_state import OffsetState, sums_per_slot
-from state.partitions import TopicPartition, partition_key
-from state.topic_identity import recreated_topics
+from kafka_rescalable.state.document import SlotsDocument
+from kafka_rescalable.state.offset_state import OffsetState, sums_per_slot
+from kafka_rescalable.state.partitions import TopicPartition, partition_key
+from kafka_rescalable.state.topic_identity import recreated_topics
 
 __all__ = ["backlog_report", "clip_to", "reading_start"]
 

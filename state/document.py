@@ -4,7 +4,8 @@ The module is long because every refusal of a checkpointed document names the pa
 value and says what to do, and every version of the format is read here.
 
 Version 4, like version 3, has two layouts and the writer takes the shorter, so a document is
-never longer than version 2 would be. The *topic layout* (``state.topic_layout``) names each
+never longer than version 2 would be. The *topic layout* (``kafka_rescalable.state.topic_layout``)
+names each
 topic once, with its Kafka topic id and its offsets in an array, and is what thousands of
 partitions get::
 
@@ -49,22 +50,22 @@ from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Final
 
-from state._json import JSON_OBJECTS as _JSON_OBJECTS
-from state._json import JsonObject as _JsonObject
-from state._json import check_object as _check_object
-from state._json import kind as _kind
-from state._json import no_constant as _no_constant
-from state._json import repeated as _repeated
-from state.errors import ForeignCheckpointError, OffsetDocumentError
-from state.offset_state import OffsetState, Places, sorted_slot, trusted_state
-from state.partitions import (
+from kafka_rescalable.state._json import JSON_OBJECTS as _JSON_OBJECTS
+from kafka_rescalable.state._json import JsonObject as _JsonObject
+from kafka_rescalable.state._json import check_object as _check_object
+from kafka_rescalable.state._json import kind as _kind
+from kafka_rescalable.state._json import no_constant as _no_constant
+from kafka_rescalable.state._json import repeated as _repeated
+from kafka_rescalable.state.errors import ForeignCheckpointError, OffsetDocumentError
+from kafka_rescalable.state.offset_state import OffsetState, Places, sorted_slot, trusted_state
+from kafka_rescalable.state.partitions import (
     MAX_OFFSET,
     MAX_PARTITION,
     PartitionOffset,
     TopicPartition,
     trusted_partition_offset,
 )
-from state.topic_layout import TOPICS_KEY, read_topic_layout, topic_layout
+from kafka_rescalable.state.topic_layout import TOPICS_KEY, read_topic_layout, topic_layout
 
 __all__ = ["SLOTS_DOCUMENT_VERSION", "SUPPORTED_VERSIONS", "TOPICS_KEY", "SlotsDocument"]
 

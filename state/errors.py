@@ -5,7 +5,7 @@ purpose, the connector's included: ``except KafkaRescalableError`` catches them 
 here, beside state's own errors, because ``state`` is the one package that both ``connector``
 and the pure code import: ``connector`` depends on ``state`` and never the reverse, and
 ``state`` imports nothing outside the standard library, so a root in ``connector/errors.py``
-could not be the base of the errors raised here. ``connector.errors`` re-exports it.
+could not be the base of the errors raised here. ``kafka_rescalable.errors`` re-exports it.
 
 The connector can catch :class:`StateError` for anything this package rejects, or one of the
 subclasses when it reacts differently (a foreign checkpoint deserves advice for the user, an
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from state.partitions import TopicPartition
+    from kafka_rescalable.state.partitions import TopicPartition
 
 __all__ = [
     "KafkaRescalableError",

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from state.errors import OffsetDocumentError
-from state.partitions import TopicPartition
+from kafka_rescalable.state.errors import OffsetDocumentError
+from kafka_rescalable.state.partitions import TopicPartition
 
 __all__ = [
     "EVENT_TIME_KEY",

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from state.batch_boundary import DataLoss
-from state.partitions import TopicPartition, describe_partitions
+from kafka_rescalable.state.batch_boundary import DataLoss
+from kafka_rescalable.state.partitions import TopicPartition, describe_partitions
 
 __all__ = ["GroupStart", "start_from_group"]
 

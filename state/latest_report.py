@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from itertools import groupby
 
-from state.partitions import TopicPartition
+from kafka_rescalable.state.partitions import TopicPartition
 
 __all__ = ["LatestByTopic"]
 

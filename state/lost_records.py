@@ -2,14 +2,14 @@
 
 Pure: the executor looks up the partition's low watermark (or meets the end of its log), calls
 :func:`records_deleted` or :func:`log_ends_early` with it, and then raises, logs, re-assigns or
-finishes as the answer says (:mod:`connector.executor.range_events`).
+finishes as the answer says (:mod:`kafka_rescalable.executor.range_events`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from state.partitions import OffsetRange
+from kafka_rescalable.state.partitions import OffsetRange
 
 __all__ = ["LostRecords", "log_ends_early", "records_deleted"]
 

@@ -2,7 +2,7 @@
 
 This is FLIP-8's idea applied to Spark: instead of one opaque position, the source checkpoints
 a list of sub-states per slot, so the lists can be split and merged when the number of slots
-changes. The value here is purely in-memory; ``state.document`` turns it into JSON.
+changes. The value here is purely in-memory; ``kafka_rescalable.state.document`` turns it into JSON.
 
 The module is long because each operation has two paths side by side: a fast one, a few
 C-level passes over all sub-states, for the thousands of partitions a batch may hold, and a
@@ -17,8 +17,12 @@ from itertools import accumulate, chain, compress, count, islice, repeat
 from operator import attrgetter, gt, is_not, itemgetter, lt, sub
 from typing import TypeVar
 
-from state.errors import DuplicatePartitionError, OffsetRegressionError, UnknownPartitionError
-from state.partitions import (
+from kafka_rescalable.state.errors import (
+    DuplicatePartitionError,
+    OffsetRegressionError,
+    UnknownPartitionError,
+)
+from kafka_rescalable.state.partitions import (
     MAX_OFFSET,
     OffsetRange,
     PartitionKey,

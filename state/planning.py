@@ -12,8 +12,13 @@ from dataclasses import dataclass
 from itertools import chain, compress, count
 from operator import attrgetter, itemgetter, sub
 
-from state.offset_state import OffsetState, sums_per_slot
-from state.partitions import OffsetRange, check_int, slot_setters, trusted_offset_range
+from kafka_rescalable.state.offset_state import OffsetState, sums_per_slot
+from kafka_rescalable.state.partitions import (
+    OffsetRange,
+    check_int,
+    slot_setters,
+    trusted_offset_range,
+)
 
 __all__ = ["PlannedTask", "plan_tasks"]
 

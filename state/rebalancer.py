@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from itertools import chain, groupby, pairwise, repeat
 from operator import attrgetter
 
-from state.errors import DuplicatePartitionError
-from state.offset_state import OffsetState, places_of, plain_of, trusted_state
-from state.partitions import (
+from kafka_rescalable.state.errors import DuplicatePartitionError
+from kafka_rescalable.state.offset_state import OffsetState, places_of, plain_of, trusted_state
+from kafka_rescalable.state.partitions import (
     PartitionKey,
     PartitionOffset,
     TopicPartition,

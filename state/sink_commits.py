@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
-from state.errors import StateError
+from kafka_rescalable.state.errors import StateError
 
 __all__ = [
     "MARKER_VERSION",

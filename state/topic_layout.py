@@ -40,10 +40,15 @@ from itertools import cycle, groupby, islice
 from operator import itemgetter
 from typing import Any, Final
 
-from state._json import check_object, kind
-from state.errors import OffsetDocumentError
-from state.offset_state import OffsetState, Places, places_of, trusted_state
-from state.partitions import MAX_OFFSET, MAX_PARTITION, PartitionOffset, trusted_partition_offset
+from kafka_rescalable.state._json import check_object, kind
+from kafka_rescalable.state.errors import OffsetDocumentError
+from kafka_rescalable.state.offset_state import OffsetState, Places, places_of, trusted_state
+from kafka_rescalable.state.partitions import (
+    MAX_OFFSET,
+    MAX_PARTITION,
+    PartitionOffset,
+    trusted_partition_offset,
+)
 
 __all__ = ["TOPICS_KEY", "read_topic_layout", "topic_layout"]
 

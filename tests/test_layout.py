@@ -26,8 +26,13 @@ def _modules() -> list[Path]:
     return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
 
 
+# The installed name of each repository folder (pyproject.toml's package-dir).
+INSTALLED = {"connector": ("kafka_rescalable",), "state": ("kafka_rescalable", "state")}
+
+
 def _dotted(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
+    folder, *rest = path.relative_to(ROOT).with_suffix("").parts
+    parts = (*INSTALLED[folder], *rest)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -80,8 +85,8 @@ def test_a_connector_module_imports_few_siblings(path: Path) -> None:
 
 def test_the_sibling_count_sees_from_imports(tmp_path: Path) -> None:
     package = ROOT / "connector" / "driver"
-    assert "connector.driver.slots" in _siblings(package / "stream_reader.py")
-    assert "connector.driver.stream_reader" not in _siblings(package / "stream_reader.py")
+    assert "kafka_rescalable.driver.slots" in _siblings(package / "stream_reader.py")
+    assert "kafka_rescalable.driver.stream_reader" not in _siblings(package / "stream_reader.py")
 
 
 def test_state_never_imports_the_connector() -> None:
@@ -90,8 +95,13 @@ def test_state_never_imports_the_connector() -> None:
 
 
 def _connector_imports(path: Path) -> set[str]:
-    """Modules of ``connector`` that ``path`` imports, anywhere in it (a function body too)."""
-    return {m for m in _imports(path) if m == "connector" or m.startswith("connector.")}
+    """Modules of ``connector/`` that ``path`` imports, anywhere in it (a function body too)."""
+    return {
+        m
+        for m in _imports(path)
+        if (m == "kafka_rescalable" or m.startswith("kafka_rescalable."))
+        and not m.startswith("kafka_rescalable.state")
+    }
 
 
 @pytest.mark.parametrize(
@@ -101,10 +111,10 @@ def _connector_imports(path: Path) -> set[str]:
 )
 def test_the_driver_never_imports_the_executor(path: Path) -> None:
     # What crosses to the executors (an input partition, its read settings) lives in
-    # connector.task, which both sides import; the readers get the executor's task-reading
-    # function from connector.source.
+    # kafka_rescalable.task, which both sides import; the readers get the executor's task-reading
+    # function from kafka_rescalable.source.
     executor = {
-        m for m in _connector_imports(path) if m.split(".")[:2] == ["connector", "executor"]
+        m for m in _connector_imports(path) if m.split(".")[:2] == ["kafka_rescalable", "executor"]
     }
     assert not executor, f"{path.relative_to(ROOT)} imports {sorted(executor)}"
 
@@ -118,7 +128,7 @@ def test_the_task_package_imports_neither_side(path: Path) -> None:
     sides = {
         m
         for m in _connector_imports(path)
-        if m.split(".")[:2] in (["connector", "executor"], ["connector", "driver"])
+        if m.split(".")[:2] in (["kafka_rescalable", "executor"], ["kafka_rescalable", "driver"])
     }
     assert not sides, f"{path.relative_to(ROOT)} imports {sorted(sides)}"
 
@@ -126,10 +136,10 @@ def test_the_task_package_imports_neither_side(path: Path) -> None:
 def test_the_driver_check_sees_an_executor_import(tmp_path: Path) -> None:
     module = tmp_path / "planner.py"
     module.write_text(
-        "def plan():\n    from connector.executor.tasks import read_input_partition\n",
+        "def plan():\n    from kafka_rescalable.executor.tasks import read_input_partition\n",
         encoding="utf-8",
     )
-    assert "connector.executor.tasks" in _connector_imports(module)
+    assert "kafka_rescalable.executor.tasks" in _connector_imports(module)
 
 
 _WHO_IMPORTS_WHOM = re.compile(

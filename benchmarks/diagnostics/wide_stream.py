@@ -4,7 +4,7 @@
 source's bounds most of it. This runs only ours, on one topic, in about three minutes, for
 checking a change to the driver's planning or the executors' reading at many partitions:
 Spark's own ``latestOffset`` and batch medians from the query progress, and the per-task
-timings of :mod:`connector.executor.task_timing` (a third of the tasks, the first ones, are
+timings of :mod:`kafka_rescalable.executor.task_timing` (a third of the tasks, the first ones, are
 left out as warm-up)::
 
     python -m benchmarks.diagnostics.wide_stream --partitions 10000 --rate 5000
@@ -29,7 +29,7 @@ from benchmarks.running_queries.many_partitions import (
 )
 from benchmarks.running_queries.steady import SteadyProducer
 from benchmarks.session import OURS, spark_session
-from connector.executor.task_timing import TIMINGS_ENV
+from kafka_rescalable.executor.task_timing import TIMINGS_ENV
 
 __all__ = ["main"]
 
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
         help="keep the broker's topic data on disk, not in memory (see benchmarks/broker.py)",
     )
     args = parser.parse_args(argv)
-    from connector.testing.local_kafka import DEFAULT_JVM_OPTIONS
+    from kafka_rescalable.testing.local_kafka import DEFAULT_JVM_OPTIONS
 
     jvm_options = BROKER_JVM_OPTIONS if args.benchmark_broker else DEFAULT_JVM_OPTIONS
 

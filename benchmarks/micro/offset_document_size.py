@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.report import markdown_table
-from state import OffsetState, PartitionOffset, SlotsDocument, rebalance
-from state.topic_layout import topic_layout
+from kafka_rescalable.state import OffsetState, PartitionOffset, SlotsDocument, rebalance
+from kafka_rescalable.state.topic_layout import topic_layout
 
 __all__ = ["SizeCase", "SizeResult", "measure", "main"]
 

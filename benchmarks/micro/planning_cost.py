@@ -93,9 +93,9 @@ def _plan_batch(reader, start: dict) -> int:
 
 
 def _reader(bootstrap: str, topic: str):
-    from connector.config.options import parse_options
-    from connector.driver.stream_reader import KafkaStreamReader
-    from connector.executor.tasks import read_input_partition
+    from kafka_rescalable.config.options import parse_options
+    from kafka_rescalable.driver.stream_reader import KafkaStreamReader
+    from kafka_rescalable.executor.tasks import read_input_partition
 
     # Ten records a partition would be coalesced into one task (minRecordsPerPartition,
     # 10,000 by default); one record a task keeps planning a task per partition, the most

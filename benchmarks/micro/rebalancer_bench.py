@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 from benchmarks.diagnostics.profiling import profile_call
-from state import OffsetState, PartitionOffset, rebalance
+from kafka_rescalable.state import OffsetState, PartitionOffset, rebalance
 
 __all__ = [
     "RebalanceCase",

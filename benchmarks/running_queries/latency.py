@@ -10,8 +10,8 @@ that end within the measured window (after a warm-up) count.
 Per run: p50, p90, p99 and max latency, micro-batches per minute, the mean of Spark's
 per-batch durations (``latestOffset``, ``queryPlanning``, which includes our ``partitions``,
 ``addBatch``, which includes reading, ``walCommit``, ``commitOffsets``), and for our source the
-tasks' own timings (:mod:`connector.executor.task_timing`): getting a consumer, waiting for the
-first record, waiting at the end of a range, and how many tasks borrowed a pooled consumer.
+tasks' own timings (:mod:`kafka_rescalable.executor.task_timing`): getting a consumer, waiting for
+the first record, waiting at the end of a range, and how many tasks borrowed a pooled consumer.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ class TaskSummary:
 
 
 def summarize_tasks(records: Sequence[Mapping[str, Any]]) -> TaskSummary | None:
-    """Average the task timing records (see :mod:`connector.executor.task_timing`)."""
+    """Average the task timing records (see :mod:`kafka_rescalable.executor.task_timing`)."""
     if not records:
         return None
 

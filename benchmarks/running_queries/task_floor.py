@@ -34,7 +34,7 @@ from pyspark.sql.types import StructType
 from benchmarks.running_queries.latency import PROGRESS_KEYS
 from benchmarks.running_queries.steady import steady_query, watch
 from benchmarks.session import spark_session
-from connector.schema import arrow_schema, spark_schema
+from kafka_rescalable.schema import arrow_schema, spark_schema
 
 __all__ = ["FloorSource", "main"]
 

@@ -7,7 +7,7 @@ bytes of plain Avro, no registry framing), produced once, read in one ``local[2]
   in ``valueSchema``, so our executors decode;
 - *ours, avro + registry*: the same records with Confluent framing (magic byte and schema id)
   in a second topic, ``schema.registry.url`` pointing at a real registry
-  (:class:`connector.testing.schema_registry.LocalSchemaRegistry`) that holds the schema;
+  (:class:`kafka_rescalable.testing.schema_registry.LocalSchemaRegistry`) that holds the schema;
 - *built-in + from_avro*: Spark's ``format("kafka")`` and Spark's own JVM ``from_avro``
   (``spark-avro``), the way a user of the built-in source decodes Avro;
 - *ours, binary + Arrow UDF*: our source's bytes and an ``arrow_udf`` calling fastavro per
@@ -101,7 +101,7 @@ def measure_avro(
 ) -> list[AvroRun]:
     """Produce the topics, check every contender's rows, then time each ``1 + runs`` times.
 
-    Our ``avro`` contenders run only when ``connector.formats.avro_codec`` exists; the
+    Our ``avro`` contenders run only when ``kafka_rescalable.formats.avro_codec`` exists; the
     registry one only with ``registry``. Others are reported as not run, with the reason.
     """
     from integration_tests.reference_source import spark_avro_jars
@@ -111,7 +111,7 @@ def measure_avro(
     framed = _Topics(f"avro-framed-{run_id}", f"avro-framed-check-{run_id}")
     skipped: dict[str, str] = {}
     if not _has_avro_codec():
-        reason = "connector.formats.avro_codec is not on this branch yet"
+        reason = "kafka_rescalable.formats.avro_codec is not on this branch yet"
         skipped = {AVRO: reason, AVRO_REGISTRY: reason}
     elif not registry:
         skipped[AVRO_REGISTRY] = "--avro-no-registry"
@@ -266,7 +266,7 @@ def _produce_share(
 ) -> int:
     from confluent_kafka import Producer
 
-    from connector.formats.registry import frame
+    from kafka_rescalable.formats.registry import frame
 
     failures = []
 
@@ -338,7 +338,7 @@ def _start_registry(stack: contextlib.ExitStack, wanted: bool) -> str | None:
     """Start a :class:`LocalSchemaRegistry` on ``stack`` when ``wanted``; return its URL."""
     if not wanted:
         return None
-    from connector.testing.schema_registry import LocalSchemaRegistry
+    from kafka_rescalable.testing.schema_registry import LocalSchemaRegistry
 
     return stack.enter_context(LocalSchemaRegistry()).url
 
@@ -354,4 +354,4 @@ def _register(url: str, subject: str) -> int:
 def _has_avro_codec() -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("connector.formats.avro_codec") is not None
+    return importlib.util.find_spec("kafka_rescalable.formats.avro_codec") is not None

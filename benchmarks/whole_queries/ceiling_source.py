@@ -28,7 +28,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from benchmarks.workloads import json_value
-from connector.schema import arrow_schema, spark_schema
+from kafka_rescalable.schema import arrow_schema, spark_schema
 
 __all__ = ["CEILING", "CeilingSource", "ceiling_options"]
 

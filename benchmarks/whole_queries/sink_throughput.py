@@ -46,7 +46,7 @@ def _broker(bootstrap: str | None) -> Iterator[str]:
     if bootstrap:
         yield bootstrap
         return
-    from connector.testing.local_kafka import LocalKafka
+    from kafka_rescalable.testing.local_kafka import LocalKafka
 
     with LocalKafka(jvm_options=BROKER_JVM_OPTIONS) as kafka:
         yield kafka.bootstrap_servers

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from connector.errors import InvalidOptionError, UnsupportedKafkaSettingError
+from kafka_rescalable.errors import InvalidOptionError, UnsupportedKafkaSettingError
 
 __all__ = [
     "TranslatedSettings",

@@ -4,10 +4,11 @@ Spark lower-cases option keys before a Python data source sees them, so every lo
 through the lower-cased key, while every error message uses the spelling users know from
 Spark's built-in Kafka source (``startingOffsets``, not ``startingoffsets``).
 
-The work is split by job: :mod:`connector.config.table` declares every option once and parses
-each on its own, :mod:`connector.config.parsers` holds the kinds of values,
-:mod:`connector.config.rules` the checks between options, :mod:`connector.config.values` the
-values they produce, and :mod:`connector.config.kafka_config` the ``kafka.*`` settings. This
+The work is split by job: :mod:`kafka_rescalable.config.table` declares every option once and parses
+each on its own, :mod:`kafka_rescalable.config.parsers` holds the kinds of values,
+:mod:`kafka_rescalable.config.rules` the checks between options,
+:mod:`kafka_rescalable.config.values` the
+values they produce, and :mod:`kafka_rescalable.config.kafka_config` the ``kafka.*`` settings. This
 module runs them in order and builds :class:`KafkaSourceOptions`.
 """
 
@@ -16,10 +17,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from connector.config.kafka_config import redacted_settings, translate_kafka_settings
-from connector.config.rules import offset_bounds, subscription
-from connector.config.table import OPTIONS, OPTIONS_BY_KEY, option_value, read_table, reject_unknown
-from connector.config.values import (
+from kafka_rescalable.config.kafka_config import redacted_settings, translate_kafka_settings
+from kafka_rescalable.config.rules import offset_bounds, subscription
+from kafka_rescalable.config.table import (
+    OPTIONS,
+    OPTIONS_BY_KEY,
+    option_value,
+    read_table,
+    reject_unknown,
+)
+from kafka_rescalable.config.values import (
     EARLIEST_OFFSET,
     LATEST_OFFSET,
     AssignPartitions,
@@ -30,8 +37,8 @@ from connector.config.values import (
     SubscribeTopics,
     Subscription,
 )
-from connector.errors import InvalidOptionError
-from connector.formats.options import PayloadSettings, payload_settings
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.formats.options import PayloadSettings, payload_settings
 
 __all__ = [
     "EARLIEST_OFFSET",
@@ -56,7 +63,7 @@ class KafkaSourceOptions:
     """Every source option, validated; built by :func:`parse_options`.
 
     The fields have no defaults: the defaults are declared once, in the option table
-    (:data:`connector.config.table.OPTIONS`), and :func:`parse_options` fills every field.
+    (:data:`kafka_rescalable.config.table.OPTIONS`), and :func:`parse_options` fills every field.
     Its ``repr`` hides secret values (``kafka.*`` passwords, keys, tokens, and any option the
     table marks secret): options end up in logs and tracebacks.
     """

@@ -2,9 +2,9 @@
 
 A parser is called as ``parser(name, text)``: ``name`` is the option as Spark users spell it,
 for the message, and ``text`` its raw value. It returns the value, ``None`` for a text that
-counts as not given, or raises :class:`~connector.errors.InvalidOptionError`. Parsers see one
+counts as not given, or raises :class:`~kafka_rescalable.errors.InvalidOptionError`. Parsers see one
 option only; rules that need another option (the subscription, the read mode) run after the
-table pass, in :mod:`connector.config.rules`.
+table pass, in :mod:`kafka_rescalable.config.rules`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from connector.config.values import (
+from kafka_rescalable.config.values import (
     AssignPartitions,
     DeliveryGuarantee,
     OffsetBound,
@@ -23,8 +23,8 @@ from connector.config.values import (
     SubscribePattern,
     SubscribeTopics,
 )
-from connector.errors import InvalidOptionError
-from state import TopicPartition
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.state import TopicPartition
 
 __all__ = [
     "Choice",
@@ -236,7 +236,7 @@ def parse_offsets(name: str, text: str) -> OffsetBound:
     """``earliest``, ``latest``, or Spark's per-partition JSON of offsets.
 
     Whether the partitions belong to the subscription, and which markers a batch accepts, are
-    rules about other options: :mod:`connector.config.rules` checks them.
+    rules about other options: :mod:`kafka_rescalable.config.rules` checks them.
     """
     stripped = text.strip()
     if stripped.lower() == "earliest":

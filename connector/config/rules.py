@@ -1,8 +1,8 @@
 """Rules between options, checked after the table pass has parsed each option on its own.
 
-Each rule takes the values :func:`connector.config.table.read_table` returned, keyed by the
+Each rule takes the values :func:`kafka_rescalable.config.table.read_table` returned, keyed by the
 options' Spark names, and either combines them into one field of
-:class:`~connector.config.options.KafkaSourceOptions` or refuses the combination, naming the
+:class:`~kafka_rescalable.config.options.KafkaSourceOptions` or refuses the combination, naming the
 option to change.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from connector.config.values import (
+from kafka_rescalable.config.values import (
     EARLIEST_OFFSET,
     LATEST_OFFSET,
     AssignPartitions,
@@ -19,7 +19,7 @@ from connector.config.values import (
     OffsetBound,
     Subscription,
 )
-from connector.errors import InvalidOptionError
+from kafka_rescalable.errors import InvalidOptionError
 
 __all__ = ["offset_bounds", "subscription"]
 

@@ -4,14 +4,14 @@
 both (the typed-record options). The set of known options on each side, the refusal of unknown
 ones (with a suggestion) and of the other side's ones (with the reason), the per-option
 parsing and the defaults all come from it, so adding an option is adding one entry (and, when
-it fills a field, that field of :class:`~connector.config.options.KafkaSourceOptions` or
-:class:`~connector.sink.options.KafkaSinkOptions`). What needs two options at once (exactly
+it fills a field, that field of :class:`~kafka_rescalable.config.options.KafkaSourceOptions` or
+:class:`~kafka_rescalable.sink.options.KafkaSinkOptions`). What needs two options at once (exactly
 one subscription, offsets inside the subscription, the batch-only markers, a registry frame
-with a registry) is not here but in :mod:`connector.config.rules` and the sides' parse
+with a registry) is not here but in :mod:`kafka_rescalable.config.rules` and the sides' parse
 functions, which run after the table pass.
 
 ``kafka.*`` settings are not in the table: they go to librdkafka through
-:mod:`connector.config.kafka_config`.
+:mod:`kafka_rescalable.config.kafka_config`.
 
 The module is long because it is the table: one entry per option of both sides, about forty,
 and the two passes that read it. Split by side or by topic, one option's name, default and
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from connector.config.parsers import (
+from kafka_rescalable.config.parsers import (
     Choice,
     NonBlank,
     Parser,
@@ -44,8 +44,8 @@ from connector.config.parsers import (
     parse_timestamps,
     parse_topics,
 )
-from connector.config.values import Mode, Parallelism, Side
-from connector.errors import InvalidOptionError
+from kafka_rescalable.config.values import Mode, Parallelism, Side
+from kafka_rescalable.errors import InvalidOptionError
 
 __all__ = [
     "BATCH_ONLY",
@@ -101,7 +101,7 @@ WRONG_SIDE: Final[Mapping[Side, str]] = {
 ``elsewhere`` says more where there is more to say."""
 
 PAYLOAD_FORMATS: Final = ("binary", "string", "json", "avro", "protobuf")
-"""The ``keyFormat`` / ``valueFormat`` values (see :mod:`connector.formats`)."""
+"""The ``keyFormat`` / ``valueFormat`` values (see :mod:`kafka_rescalable.formats`)."""
 
 REGISTRY_PREFIX: Final = "schema.registry."
 """Options with this prefix configure confluent-kafka's ``SchemaRegistryClient``."""
@@ -129,12 +129,12 @@ class Option:
     name
         Spark's spelling, used in every message; Spark hands the key over lower-cased.
     field
-        The field the value fills, of :class:`~connector.config.options.KafkaSourceOptions`
-        for a source option, of :class:`~connector.sink.options.KafkaSinkOptions` for a sink
-        option; ``None`` when a rule combines it with others (:mod:`connector.config.rules`,
-        :func:`connector.formats.options.payload_settings`).
+        The field the value fills, of :class:`~kafka_rescalable.config.options.KafkaSourceOptions`
+        for a source option, of :class:`~kafka_rescalable.sink.options.KafkaSinkOptions` for a sink
+        option; ``None`` when a rule combines it with others (:mod:`kafka_rescalable.config.rules`,
+        :func:`kafka_rescalable.formats.options.payload_settings`).
     parse
-        Its kind: turns the text into the value (see :mod:`connector.config.parsers`).
+        Its kind: turns the text into the value (see :mod:`kafka_rescalable.config.parsers`).
     default
         The value used when the option is not given, spelled as a user would write it and
         parsed by ``parse``, like the README shows it; per mode where the modes differ.
@@ -149,7 +149,7 @@ class Option:
         as Spark does not read it either.
     secret
         Whether ``repr`` must hide the value (``kafka.*`` secrets are hidden by
-        :func:`~connector.config.kafka_config.redacted_settings`).
+        :func:`~kafka_rescalable.config.kafka_config.redacted_settings`).
     sides
         Whether the source reads the option, the sink, or both; the other side refuses it.
     elsewhere

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from state import TopicPartition
+from kafka_rescalable.state import TopicPartition
 
 __all__ = [
     "EARLIEST_OFFSET",

@@ -1,6 +1,7 @@
 """Driver side of event-time alignment (``maxEventTimeDrift``).
 
-The policy is in ``state.event_time``. At each batch boundary one probe consumer reads at most
+The policy is in ``kafka_rescalable.state.event_time``. At each batch boundary one probe consumer
+reads at most
 two records per partition: the last record read (its timestamp is the partition's event-time
 position) and the first unread one (its *head*). The frontier follows from those; each
 partition's batch then ends at the first offset whose timestamp is past the frontier, found
@@ -13,19 +14,19 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from connector._logging import logger
-from connector.config.options import KafkaSourceOptions
-from connector.driver.kafka_metadata import KafkaMetadata
-from connector.kafka_clients import probe_consumer
-from state import (
+from kafka_rescalable._logging import logger
+from kafka_rescalable.config.options import KafkaSourceOptions
+from kafka_rescalable.driver.kafka_metadata import KafkaMetadata
+from kafka_rescalable.kafka_clients import probe_consumer
+from kafka_rescalable.state import (
     EVENT_TIME_KEY,
     EventTimePositions,
     SlotsDocument,
     TopicPartition,
     alignment_frontier,
 )
-from state.event_time import advance_clocks, aligned_ends, movable_partitions
-from state.partitions import describe_partitions
+from kafka_rescalable.state.event_time import advance_clocks, aligned_ends, movable_partitions
+from kafka_rescalable.state.partitions import describe_partitions
 
 __all__ = ["AlignedEnds", "EventTimeAlignment", "align_end_offsets"]
 
@@ -89,7 +90,7 @@ def align_end_offsets(
     previous: EventTimePositions,
     available_now: bool,
 ) -> AlignedEnds:
-    """Cut ``ends`` so no partition reads past the frontier; see ``state.event_time``.
+    """Cut ``ends`` so no partition reads past the frontier (policy: ``state.event_time``).
 
     Under ``Trigger.AvailableNow`` a caught-up partition gets no more records in this run,
     so only partitions with records waiting count: otherwise the run could stop early.

@@ -11,14 +11,14 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from connector._logging import logger
-from connector.config.options import KafkaSourceOptions
-from connector.driver.kafka_metadata import KafkaMetadata
-from connector.driver.positions import resolve_bound
-from connector.driver.slots import plan_input_partitions, starting_state
-from connector.errors import InvalidOptionError
-from connector.formats.decoding import DecodePlan
-from connector.task import ReadTask, read_settings
+from kafka_rescalable._logging import logger
+from kafka_rescalable.config.options import KafkaSourceOptions
+from kafka_rescalable.driver.kafka_metadata import KafkaMetadata
+from kafka_rescalable.driver.positions import resolve_bound
+from kafka_rescalable.driver.slots import plan_input_partitions, starting_state
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.formats.decoding import DecodePlan
+from kafka_rescalable.task import ReadTask, read_settings
 
 __all__ = ["KafkaBatchReader"]
 
@@ -26,7 +26,7 @@ __all__ = ["KafkaBatchReader"]
 class KafkaBatchReader(DataSourceReader):
     """Plans on the driver with one metadata and two offset lookups; reads on executors.
 
-    ``read_task`` reads one task on an executor (see :data:`connector.task.ReadTask`); it is
+    ``read_task`` reads one task on an executor (see :data:`kafka_rescalable.task.ReadTask`); it is
     pickled with the reader.
     """
 

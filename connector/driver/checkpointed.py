@@ -10,8 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from connector.errors import CheckpointOffsetError
-from state import TOPICS_KEY, ForeignCheckpointError, OffsetDocumentError, SlotsDocument
+from kafka_rescalable.errors import CheckpointOffsetError
+from kafka_rescalable.state import (
+    TOPICS_KEY,
+    ForeignCheckpointError,
+    OffsetDocumentError,
+    SlotsDocument,
+)
 
 __all__ = ["CheckpointedDocuments"]
 
@@ -57,7 +62,7 @@ class CheckpointedDocuments:
             msg = (
                 f"the checkpoint's offset for {role} is not a valid slots document: {error}. "
                 "It is the last line of a file in <checkpoint>/offsets/; "
-                "'python -m connector.inspect <checkpoint>' names the batch. Restore that "
+                "'python -m kafka_rescalable.inspect <checkpoint>' names the batch. Restore that "
                 "file from a backup, or start the query with a new checkpoint directory"
             )
             raise CheckpointOffsetError(msg, error) from error

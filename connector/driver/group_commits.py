@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from connector._logging import logger
-from connector.config.options import KafkaSourceOptions
-from connector.kafka_clients import group_committer
-from state import OffsetState
+from kafka_rescalable._logging import logger
+from kafka_rescalable.config.options import KafkaSourceOptions
+from kafka_rescalable.kafka_clients import group_committer
+from kafka_rescalable.state import OffsetState
 
 __all__ = ["GroupCommits"]
 

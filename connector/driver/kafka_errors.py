@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from connector.config.options import KafkaSourceOptions
-from connector.errors import (
+from kafka_rescalable.config.options import KafkaSourceOptions
+from kafka_rescalable.errors import (
     KafkaAuthenticationError,
     KafkaAuthorizationError,
     KafkaMetadataError,

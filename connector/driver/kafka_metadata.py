@@ -17,7 +17,7 @@ checks both give the same offsets, under ``read_committed`` with an open transac
 The client's own work per call grows faster than its partition count, so a lookup is sent
 as calls of at most :data:`OFFSETS_PER_CALL` partitions (at 10,000 partitions on the
 benchmark machine: 630 ms in one call, 86 ms in calls of 500); the calls of one lookup are
-spread over a few connections (:mod:`connector.driver.offset_calls`).
+spread over a few connections (:mod:`kafka_rescalable.driver.offset_calls`).
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from itertools import repeat
 from operator import attrgetter, is_not, itemgetter
 from typing import Any, Final, TypeVar
 
-from connector.config.options import (
+from kafka_rescalable.config.options import (
     AssignPartitions,
     KafkaSourceOptions,
     SubscribePattern,
     Subscription,
 )
-from connector.driver.kafka_errors import (
+from kafka_rescalable.driver.kafka_errors import (
     authentication_failed,
     gave_up,
     group_not_authorized,
@@ -43,16 +43,16 @@ from connector.driver.kafka_errors import (
     kafka_error_of,
     not_authorized,
 )
-from connector.driver.offset_calls import SpreadCalls
-from connector.errors import (
+from kafka_rescalable.driver.offset_calls import SpreadCalls
+from kafka_rescalable.errors import (
     KafkaAuthenticationError,
     KafkaAuthorizationError,
     KafkaMetadataError,
 )
-from connector.kafka_clients import ClientErrors, admin_client, driver_consumer, serve_events
-from state import TopicPartition
-from state.batch_boundary import KafkaNow
-from state.partitions import describe_partitions, trusted_topic_partitions
+from kafka_rescalable.kafka_clients import ClientErrors, admin_client, driver_consumer, serve_events
+from kafka_rescalable.state import TopicPartition
+from kafka_rescalable.state.batch_boundary import KafkaNow
+from kafka_rescalable.state.partitions import describe_partitions, trusted_topic_partitions
 
 __all__ = [
     "EARLIEST_TIMESTAMP",

@@ -1,26 +1,26 @@
 """Resolve the starting and ending options into a concrete offset per partition.
 
 ``startingOffsets``, ``endingOffsets``, the timestamp options, and ``startingOffsetsFromGroup``
-(whose decisions are :mod:`state.group_start`'s).
+(whose decisions are :mod:`kafka_rescalable.state.group_start`'s).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 
-from connector._logging import logger
-from connector.config.options import (
+from kafka_rescalable._logging import logger
+from kafka_rescalable.config.options import (
     EARLIEST_OFFSET,
     LATEST_OFFSET,
     AssignPartitions,
     KafkaSourceOptions,
     OffsetBound,
 )
-from connector.driver.kafka_metadata import KafkaMetadata
-from connector.errors import DataLossError, InvalidOptionError
-from state import TopicPartition
-from state.group_start import GroupStart, start_from_group
-from state.partitions import describe_partitions, missing_partitions
+from kafka_rescalable.driver.kafka_metadata import KafkaMetadata
+from kafka_rescalable.errors import DataLossError, InvalidOptionError
+from kafka_rescalable.state import TopicPartition
+from kafka_rescalable.state.group_start import GroupStart, start_from_group
+from kafka_rescalable.state.partitions import describe_partitions, missing_partitions
 
 __all__ = ["check_assigned", "resolve_bound", "resolve_start"]
 
@@ -34,7 +34,7 @@ def resolve_start(
 
     With ``startingOffsetsFromGroup``, the group's committed offsets, and ``startingOffsets``
     (or a timestamp option) only for the partitions the group has no committed offset for: a
-    per-partition JSON then has to list only those (see :mod:`state.group_start`).
+    per-partition JSON then has to list only those (see :mod:`kafka_rescalable.state.group_start`).
 
     Raises
     ------

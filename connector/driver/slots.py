@@ -1,6 +1,7 @@
 """The reader slots on the driver: how many, the first assignment, its log, the tasks of a batch.
 
-The decisions are pure (``state.plan_tasks`` cuts the tasks, ``state.parallelism`` counts the
+The decisions are pure (``state.plan_tasks`` cuts the tasks, ``kafka_rescalable.state.parallelism``
+counts the
 slots); this module feeds them the options, asks the cluster for its cores when
 ``parallelism`` is ``auto``, and writes the log lines.
 """
@@ -10,13 +11,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Collection
 
-from connector._logging import logger
-from connector.config.options import KafkaSourceOptions
-from connector.driver.cluster_cores import application_cores
-from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
-from connector.driver.positions import check_assigned, resolve_start
-from connector.task import KafkaInputPartition
-from state import (
+from kafka_rescalable._logging import logger
+from kafka_rescalable.config.options import KafkaSourceOptions
+from kafka_rescalable.driver.cluster_cores import application_cores
+from kafka_rescalable.driver.kafka_metadata import KafkaMetadata, LiveTopics
+from kafka_rescalable.driver.positions import check_assigned, resolve_start
+from kafka_rescalable.state import (
     OffsetState,
     PartitionOffset,
     Rebalance,
@@ -26,8 +26,9 @@ from state import (
     plan_tasks,
     rebalance,
 )
-from state.assignment_text import describe_assignment, summarize_assignment
-from state.parallelism import BY_CORES, CORES_UNKNOWN, choose_slot_count
+from kafka_rescalable.state.assignment_text import describe_assignment, summarize_assignment
+from kafka_rescalable.state.parallelism import BY_CORES, CORES_UNKNOWN, choose_slot_count
+from kafka_rescalable.task import KafkaInputPartition
 
 __all__ = [
     "log_assignment",
@@ -54,7 +55,7 @@ def plan_input_partitions(
 
 
 def slot_count(options: KafkaSourceOptions, partition_count: int, current_slots: int = 0) -> int:
-    """How many reader slots the next batch has, by :func:`state.parallelism.choose_slot_count`.
+    """How many reader slots the next batch has, by ``state.parallelism.choose_slot_count``.
 
     Only ``auto`` asks the driver's REST API for the application's cores; the rule then logs
     a change of count at INFO, and a warning when the cores could not be read.

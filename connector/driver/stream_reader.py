@@ -24,24 +24,23 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from connector._gc import collect_while_idle, planning_call
-from connector._logging import logger
-from connector.config.options import KafkaSourceOptions
-from connector.driver.alignment import EventTimeAlignment
-from connector.driver.checkpointed import CheckpointedDocuments
-from connector.driver.group_commits import GroupCommits
-from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
-from connector.driver.slots import (
+from kafka_rescalable._gc import collect_while_idle, planning_call
+from kafka_rescalable._logging import logger
+from kafka_rescalable.config.options import KafkaSourceOptions
+from kafka_rescalable.driver.alignment import EventTimeAlignment
+from kafka_rescalable.driver.checkpointed import CheckpointedDocuments
+from kafka_rescalable.driver.group_commits import GroupCommits
+from kafka_rescalable.driver.kafka_metadata import KafkaMetadata, LiveTopics
+from kafka_rescalable.driver.slots import (
     log_rebalance,
     plan_input_partitions,
     slot_count,
     starting_document,
 )
-from connector.errors import DataLossError, MissingTopicError
-from connector.formats.decoding import DecodePlan
-from connector.task import ReadTask, read_settings
-from state import MAX_OFFSET, SlotsDocument, TopicPartition, recreated_topics
-from state.batch_boundary import (
+from kafka_rescalable.errors import DataLossError, MissingTopicError
+from kafka_rescalable.formats.decoding import DecodePlan
+from kafka_rescalable.state import MAX_OFFSET, SlotsDocument, TopicPartition, recreated_topics
+from kafka_rescalable.state.batch_boundary import (
     DataLoss,
     KafkaNow,
     must_wait,
@@ -50,9 +49,10 @@ from state.batch_boundary import (
     recreation_loss,
     target_ends,
 )
-from state.batch_edges import reading_start
-from state.latest_report import LatestByTopic
-from state.missing_topics import MissingTopicWatch
+from kafka_rescalable.state.batch_edges import reading_start
+from kafka_rescalable.state.latest_report import LatestByTopic
+from kafka_rescalable.state.missing_topics import MissingTopicWatch
+from kafka_rescalable.task import ReadTask, read_settings
 
 __all__ = ["KafkaStreamReader"]
 
@@ -61,10 +61,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The streaming reader; Spark keeps one instance on the driver for the query's life.
 
     Each batch boundary is a fetch from Kafka, a call to the pure planner in
-    :mod:`state.batch_boundary`, and the end document serialized for Spark's offset log.
+    :mod:`kafka_rescalable.state.batch_boundary`, and the end document serialized for Spark's
+    offset log.
     Spark pickles a fresh instance to the executors for ``read``, so the Kafka clients are
     opened lazily and never pickled; ``read`` calls ``read_task`` (see
-    :data:`connector.task.ReadTask`), which :mod:`connector.source` passes in so that the
+    :data:`kafka_rescalable.task.ReadTask`), which :mod:`kafka_rescalable.source` passes in so that
+    the
     driver never imports the executor's code.
     """
 

@@ -1,9 +1,11 @@
 """The Arrow cutting kernel: which rows of a consumed batch their offset ranges want.
 
 Pure: pyarrow and :mod:`state` values only, no Kafka client, so it is tested on batches built
-in memory. :mod:`connector.executor.range_reader` calls it for each ``consume()`` batch without
+in memory. :mod:`kafka_rescalable.executor.range_reader` calls it for each ``consume()`` batch
+without
 error events (nearly all of them) and does the I/O its answer asks for (un-assigning the
-partitions it finished); :mod:`connector.executor.range_events` applies the same rule record by
+partitions it finished); :mod:`kafka_rescalable.executor.range_events` applies the same rule record
+by
 record to the rare batch that holds an error event.
 """
 
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from state import OffsetRange
+from kafka_rescalable.state import OffsetRange
 
 __all__ = ["Cut", "RangeKey", "take_in_range"]
 
@@ -26,7 +28,7 @@ A validated :class:`state.TopicPartition` costs its checks per record; the loops
 ranges up by it.
 """
 
-# Columns of the batch, as connector.schema lays them out.
+# Columns of the batch, as kafka_rescalable.schema lays them out.
 _TOPIC, _PARTITION, _OFFSET = 2, 3, 4
 
 
@@ -47,7 +49,7 @@ def take_in_range(
 ) -> Cut:
     """Cut ``batch`` (records, no error event) to the rows their ranges want.
 
-    The rule, which :func:`connector.executor.range_events.accept_with_events` applies record
+    The rule, which :func:`kafka_rescalable.executor.range_events.accept_with_events` applies record
     by record, is computed once per run of consecutive records of one partition: a run of a
     partition not in ``remaining`` (or finished earlier in this batch) is dropped; otherwise
     its records are kept up to the first one at or past ``until - 1``, which is kept itself
@@ -57,7 +59,7 @@ def take_in_range(
     Parameters
     ----------
     batch
-        Rows laid out as :func:`connector.schema.arrow_schema` says.
+        Rows laid out as :func:`kafka_rescalable.schema.arrow_schema` says.
     remaining
         The range still to read of each partition; not changed.
     single_topic

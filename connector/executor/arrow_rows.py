@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from connector.schema import arrow_schema
+from kafka_rescalable.schema import arrow_schema
 
 __all__ = ["messages_to_batch"]
 

@@ -1,8 +1,10 @@
 """Error events met while reading a range: end of log, lost records, refusals.
 
 A ``consume()`` batch holding an error event is handled here, one message at a time; the
-common batch without one is cut with Arrow kernels (:mod:`connector.executor.arrow_cut`). What
-to do about lost records is decided by :mod:`state.lost_records`; this module looks up the
+common batch without one is cut with Arrow kernels (:mod:`kafka_rescalable.executor.arrow_cut`).
+What
+to do about lost records is decided by :mod:`kafka_rescalable.state.lost_records`; this module
+looks up the
 watermark and re-assigns.
 """
 
@@ -10,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from connector._logging import logger
-from connector.errors import DataLossError, KafkaAuthorizationError, KafkaReadError
-from connector.executor.arrow_cut import RangeKey
-from state import OffsetRange
-from state.lost_records import LostRecords, log_ends_early, records_deleted
+from kafka_rescalable._logging import logger
+from kafka_rescalable.errors import DataLossError, KafkaAuthorizationError, KafkaReadError
+from kafka_rescalable.executor.arrow_cut import RangeKey
+from kafka_rescalable.state import OffsetRange
+from kafka_rescalable.state.lost_records import LostRecords, log_ends_early, records_deleted
 
 __all__ = ["accept_with_events"]
 

@@ -1,6 +1,6 @@
 """Executor side: read a task's offset ranges with one consumer and yield Arrow batches.
 
-The consumer is borrowed from the Python worker's pool (:mod:`connector.consumer_pool`) and
+The consumer is borrowed from the Python worker's pool (:mod:`kafka_rescalable.consumer_pool`) and
 every round assigns its partitions with explicit start offsets, so a consumer an earlier task
 used reads exactly what a new one would; records below a range's start, which librdkafka
 already drops after a re-assignment, are dropped here too.
@@ -12,12 +12,12 @@ keeps the reader from hanging on offset gaps: compacted-away records, transactio
 yet the end-of-log event still arrives once the consumer has passed them.
 
 Each ``consume()`` batch without error events (nearly all of them) is turned into one Arrow
-batch first and then cut with Arrow kernels (:mod:`connector.executor.arrow_cut`), per run of
+batch first and then cut with Arrow kernels (:mod:`kafka_rescalable.executor.arrow_cut`), per run of
 consecutive records of one partition, so no Python code runs per record beyond the accessor
-calls in :func:`connector.executor.arrow_rows.messages_to_batch`. A batch holding an error
+calls in :func:`kafka_rescalable.executor.arrow_rows.messages_to_batch`. A batch holding an error
 event (end of log, lost records, a failure) is handled record by record
-(:mod:`connector.executor.range_events`), which gives the same result. When to stop waiting
-for a silent partition is decided by :mod:`connector.executor.stalls`.
+(:mod:`kafka_rescalable.executor.range_events`), which gives the same result. When to stop waiting
+for a silent partition is decided by :mod:`kafka_rescalable.executor.stalls`.
 """
 
 from __future__ import annotations
@@ -27,16 +27,21 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
-from connector._gc import cycle_collector_paused
-from connector.errors import KafkaAuthenticationError, KafkaReadError
-from connector.executor import task_timing
-from connector.executor.arrow_cut import RangeKey, take_in_range
-from connector.executor.arrow_rows import messages_to_batch
-from connector.executor.range_events import accept_with_events
-from connector.executor.stalls import Stall, login_refused_message, poll_timeout_message, stall
-from connector.kafka_clients import ClientErrors, lend_executor_consumer
-from connector.task import RangeReadSettings
-from state import OffsetRange, TopicPartition
+from kafka_rescalable._gc import cycle_collector_paused
+from kafka_rescalable.errors import KafkaAuthenticationError, KafkaReadError
+from kafka_rescalable.executor import task_timing
+from kafka_rescalable.executor.arrow_cut import RangeKey, take_in_range
+from kafka_rescalable.executor.arrow_rows import messages_to_batch
+from kafka_rescalable.executor.range_events import accept_with_events
+from kafka_rescalable.executor.stalls import (
+    Stall,
+    login_refused_message,
+    poll_timeout_message,
+    stall,
+)
+from kafka_rescalable.kafka_clients import ClientErrors, lend_executor_consumer
+from kafka_rescalable.state import OffsetRange, TopicPartition
+from kafka_rescalable.task import RangeReadSettings
 
 __all__ = ["FETCH_DEFAULTS", "read_ranges"]
 

@@ -1,6 +1,6 @@
 """When a task that receives nothing gives up, and what it says: pure policy, no Kafka client.
 
-:func:`connector.executor.range_reader.read_ranges` measures how long it has received nothing
+:func:`kafka_rescalable.executor.range_reader.read_ranges` measures how long it has received nothing
 and whether the client reported a refused login, then asks :func:`stall`; it raises the
 error whose message is built here.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import Enum
 
-from state import OffsetRange
+from kafka_rescalable.state import OffsetRange
 
 __all__ = [
     "LOGIN_REFUSED_GRACE_S",

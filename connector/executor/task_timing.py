@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Final
 
-from connector._logging import logger
+from kafka_rescalable._logging import logger
 
 __all__ = ["TIMINGS_ENV", "TaskTiming", "start"]
 

@@ -1,8 +1,9 @@
 """How an executor reads one task.
 
-The driver plans :class:`connector.task.KafkaInputPartition` values; Spark pickles each to an
+The driver plans :class:`kafka_rescalable.task.KafkaInputPartition` values; Spark pickles each to an
 executor, where :func:`read_input_partition` reads its ranges with the settings that travel on
-the pickled reader (:func:`connector.task.read_settings`). :mod:`connector.source` hands this
+the pickled reader (:func:`kafka_rescalable.task.read_settings`). :mod:`kafka_rescalable.source`
+hands this
 function to the readers, so the driver never imports this package.
 """
 
@@ -13,9 +14,9 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
-from connector.executor.range_reader import read_ranges
-from connector.formats.decoding import decode_batch
-from connector.task import KafkaInputPartition, RangeReadSettings
+from kafka_rescalable.executor.range_reader import read_ranges
+from kafka_rescalable.formats.decoding import decode_batch
+from kafka_rescalable.task import KafkaInputPartition, RangeReadSettings
 
 __all__ = ["read_input_partition"]
 

@@ -5,12 +5,16 @@ for a Confluent-style schema registry, or JSON. These modules turn those bytes i
 columns in the source (on the executors, straight into Arrow) and back into bytes in the sink,
 with pip-installable libraries only (fastavro, protobuf, confluent-kafka's registry client).
 
-- :mod:`connector.formats.options`: the ``keyFormat`` / ``valueFormat`` family of options and
+- :mod:`kafka_rescalable.formats.options`: the ``keyFormat`` / ``valueFormat`` family of options and
   ``schema.registry.*``, parsed into frozen, picklable values shared by source and sink;
-- :mod:`connector.formats.registry`: the schema registry's wire framing (magic byte, schema id)
+- :mod:`kafka_rescalable.formats.registry`: the schema registry's wire framing (magic byte, schema
+  id)
   and its client, one per Python worker;
-- :mod:`connector.formats.codec`: what a decoder and an encoder are, and which ones a format gets;
-- :mod:`connector.formats.decoding`: an Arrow batch of raw records in, typed columns out, with
+- :mod:`kafka_rescalable.formats.codec`: what a decoder and an encoder are, and which ones a format
+  gets;
+- :mod:`kafka_rescalable.formats.decoding`: an Arrow batch of raw records in, typed columns out,
+  with
   ``mode`` (``FAILFAST`` / ``PERMISSIVE``) deciding what a bad record does;
-- :mod:`connector.formats.ddl`: Spark types written as DDL, how the source declares its schema.
+- :mod:`kafka_rescalable.formats.ddl`: Spark types written as DDL, how the source declares its
+  schema.
 """

@@ -5,7 +5,7 @@ the registry subject (``valueSubject``, by default ``<topic>-value``). On the ex
 framed payload is read with its writer schema, fetched by id once per Python worker, and
 resolved to the reader schema by fastavro (Avro's schema resolution: a field the writer lacks
 takes the reader's default, a field the reader lacks is skipped). Plain payloads are read with
-the reader schema as the writer's. :mod:`connector.formats.avro_types` maps the types.
+the reader schema as the writer's. :mod:`kafka_rescalable.formats.avro_types` maps the types.
 
 The sink writes a row's value with ``valueSchema`` when given, else with the schema derived
 from the column's Spark type; with a registry through confluent-kafka's ``AvroSerializer``,
@@ -23,8 +23,8 @@ from typing import Any, Final
 
 from pyspark.sql.types import DataType
 
-from connector.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
-from connector.formats.avro_types import (
+from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
+from kafka_rescalable.formats.avro_types import (
     AvroMappingError,
     as_declared,
     avro_schema_of,
@@ -34,10 +34,15 @@ from connector.formats.avro_types import (
     without_ignored_logical_types,
     writer_converter,
 )
-from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
-from connector.formats.ddl import to_ddl
-from connector.formats.options import Framing, PayloadOptions, RegistrySettings, schema_document
-from connector.formats.registry import registry_client, split_frame
+from kafka_rescalable.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
+from kafka_rescalable.formats.ddl import to_ddl
+from kafka_rescalable.formats.options import (
+    Framing,
+    PayloadOptions,
+    RegistrySettings,
+    schema_document,
+)
+from kafka_rescalable.formats.registry import registry_client, split_frame
 
 __all__ = ["CODEC", "SERIALIZER_SETTINGS"]
 

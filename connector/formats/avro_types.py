@@ -32,7 +32,7 @@ from typing import Any, Final
 
 import pyspark.sql.types as T
 
-from connector.errors import KafkaSourceError
+from kafka_rescalable.errors import KafkaSourceError
 
 __all__ = [
     "AvroMappingError",
@@ -84,7 +84,8 @@ _NAMED: Final = ("record", "error", "enum", "fixed")
 class AvroMappingError(KafkaSourceError, ValueError):
     """A schema Spark has no type for (recursive, a decimal wider than 38 digits, ...).
 
-    The codec turns it into an :class:`~connector.errors.InvalidOptionError` naming the option
+    The codec turns it into an :class:`~kafka_rescalable.errors.InvalidOptionError` naming the
+    option
     the schema came from.
     """
 

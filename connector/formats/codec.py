@@ -1,11 +1,11 @@
 """What a payload format is: its reader schema, resolved on the driver, and its decoder.
 
-Each format is one module (``connector.formats.<format>_codec``) exposing ``CODEC``, a
+Each format is one module (``kafka_rescalable.formats.<format>_codec``) exposing ``CODEC``, a
 :class:`FormatCodec`. The driver calls :meth:`FormatCodec.resolve` once per query, which fixes
 the reader schema (an inline schema, a descriptor set read from disk, or a registry subject's
 latest version) in a picklable :class:`ReaderSchema`; the executors build a :data:`Decoder`
 from it once per Python worker. A format's modules import their libraries (fastavro, protobuf)
-lazily, so a missing extra fails with :class:`~connector.errors.MissingExtraError` naming it.
+lazily, so a missing extra fails with :class:`~kafka_rescalable.errors.MissingExtraError` naming it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from pyspark.sql.types import DataType
 
-from connector.errors import MissingExtraError
-from connector.formats.options import PayloadFormat, PayloadOptions, RegistrySettings
+from kafka_rescalable.errors import MissingExtraError
+from kafka_rescalable.formats.options import PayloadFormat, PayloadOptions, RegistrySettings
 
 __all__ = [
     "Decoder",
@@ -33,7 +33,7 @@ __all__ = [
 Decoder = Callable[[bytes], Any]
 """One payload in, the Python value of the column's Spark type out (what ``pa.array`` takes).
 
-It raises :class:`~connector.errors.PayloadDecodeError` for a payload it cannot decode; any
+It raises :class:`~kafka_rescalable.errors.PayloadDecodeError` for a payload it cannot decode; any
 other exception is taken as a decoding failure of that payload too.
 """
 
@@ -123,10 +123,10 @@ class FormatCodec(ABC):
 
 
 _MODULES = {
-    PayloadFormat.STRING: "connector.formats.string_codec",
-    PayloadFormat.JSON: "connector.formats.json_codec",
-    PayloadFormat.AVRO: "connector.formats.avro_codec",
-    PayloadFormat.PROTOBUF: "connector.formats.protobuf_codec",
+    PayloadFormat.STRING: "kafka_rescalable.formats.string_codec",
+    PayloadFormat.JSON: "kafka_rescalable.formats.json_codec",
+    PayloadFormat.AVRO: "kafka_rescalable.formats.avro_codec",
+    PayloadFormat.PROTOBUF: "kafka_rescalable.formats.protobuf_codec",
 }
 
 _EXTRAS = {

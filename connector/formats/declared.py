@@ -2,7 +2,7 @@
 
 Spark asks a data source for its schema when a DataFrame is defined (``load()``) and hands it
 back, parsed, to ``reader(schema)`` when the query starts. Typed columns are declared as DDL
-(see :mod:`connector.formats.ddl`), so a reader's Spark type is whatever Spark parsed; the
+(see :mod:`kafka_rescalable.formats.ddl`), so a reader's Spark type is whatever Spark parsed; the
 executors convert to exactly that type.
 """
 
@@ -12,12 +12,12 @@ from collections.abc import Sequence
 
 from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
-from connector.config.values import AssignPartitions, SubscribeTopics, Subscription
-from connector.errors import InvalidOptionError
-from connector.formats.codec import ReaderSchema, codec_for
-from connector.formats.ddl import quote, to_ddl
-from connector.formats.decoding import DECODE_ERROR_COLUMN, DecodePlan
-from connector.formats.options import DecodeMode, PayloadSettings
+from kafka_rescalable.config.values import AssignPartitions, SubscribeTopics, Subscription
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.formats.codec import ReaderSchema, codec_for
+from kafka_rescalable.formats.ddl import quote, to_ddl
+from kafka_rescalable.formats.decoding import DECODE_ERROR_COLUMN, DecodePlan
+from kafka_rescalable.formats.options import DecodeMode, PayloadSettings
 
 __all__ = ["decode_plan", "declared_schema", "resolve_readers", "subscribed_topics"]
 

@@ -15,9 +15,9 @@ from typing import Any, Final
 
 import pyarrow as pa
 
-from connector.errors import PayloadDecodeError, RecordDecodeError, SchemaRegistryError
-from connector.formats.codec import Decoder, ReaderSchema, codec_for
-from connector.formats.options import DecodeMode, RegistrySettings
+from kafka_rescalable.errors import PayloadDecodeError, RecordDecodeError, SchemaRegistryError
+from kafka_rescalable.formats.codec import Decoder, ReaderSchema, codec_for
+from kafka_rescalable.formats.options import DecodeMode, RegistrySettings
 
 __all__ = ["DECODE_ERROR_COLUMN", "DecodePlan", "decode_batch"]
 

@@ -1,7 +1,7 @@
 """``json``: JSON text payloads, read as ``from_json`` reads them and written as ``to_json``.
 
 The reader schema is ``valueSchema`` (a Spark DDL string, parsed by Spark, or a JSON Schema,
-mapped by :mod:`connector.formats.json_types`) or, with a schema registry and no
+mapped by :mod:`kafka_rescalable.formats.json_types`) or, with a schema registry and no
 ``valueSchema``, the subject's latest JSON Schema, fixed when the query starts. Registry-framed
 payloads (confluent-kafka's ``JSONSerializer``) lose their 5-byte header; the JSON text is read
 by the reader schema alone, since JSON carries its field names: the writer's schema id is only
@@ -17,9 +17,9 @@ from typing import Any
 
 from pyspark.sql.types import DataType
 
-from connector.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
-from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
-from connector.formats.json_types import (
+from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
+from kafka_rescalable.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
+from kafka_rescalable.formats.json_types import (
     check_ddl,
     column_ddl,
     is_json_schema,
@@ -27,9 +27,9 @@ from connector.formats.json_types import (
     spark_type_of,
     to_ddl,
 )
-from connector.formats.json_values import reader_for, writer_for
-from connector.formats.options import Framing, PayloadOptions, RegistrySettings
-from connector.formats.registry import registry_client, split_frame
+from kafka_rescalable.formats.json_values import reader_for, writer_for
+from kafka_rescalable.formats.options import Framing, PayloadOptions, RegistrySettings
+from kafka_rescalable.formats.registry import registry_client, split_frame
 
 __all__ = ["CODEC"]
 

@@ -8,7 +8,7 @@ field nullable (``from_json`` makes every field nullable whatever ``required`` s
 as ``BIGINT`` and numbers as ``DOUBLE`` (JSON says nothing of their width). The sink goes the
 other way: :func:`json_schema_of` derives a JSON Schema from a column's Spark type, to register.
 
-Pure: no Kafka, no registry; the codec (:mod:`connector.formats.json_codec`) does the I/O.
+Pure: no Kafka, no registry; the codec (:mod:`kafka_rescalable.formats.json_codec`) does the I/O.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 
 import pyspark.sql.types as T
 
-from connector.errors import InvalidOptionError, KafkaSourceError
-from connector.formats.ddl import to_ddl
-from connector.formats.options import schema_document
+from kafka_rescalable.errors import InvalidOptionError, KafkaSourceError
+from kafka_rescalable.formats.ddl import to_ddl
+from kafka_rescalable.formats.options import schema_document
 
 __all__ = [
     "check_ddl",

@@ -5,7 +5,8 @@ value ``pa.array`` takes for that type. It reads as ``from_json`` does: a missin
 an unknown field is ignored, names match case-sensitively, a string column takes any JSON value
 as its JSON text, a timestamp takes an ISO-8601 string or whole epoch seconds, a decimal a number
 or a string (rounded half up to its scale). Where ``from_json`` would give null for a value of the
-wrong type (``"12"`` for a ``BIGINT``), this raises :class:`~connector.errors.PayloadDecodeError`
+wrong type (``"12"`` for a ``BIGINT``), this raises
+:class:`~kafka_rescalable.errors.PayloadDecodeError`
 naming the field, so ``mode`` decides: nothing turns null silently.
 
 :func:`writer_for` goes back, as ``to_json`` writes: timestamps as ISO-8601 UTC with
@@ -26,7 +27,7 @@ from typing import Any
 
 import pyspark.sql.types as T
 
-from connector.errors import KafkaSourceError, PayloadDecodeError
+from kafka_rescalable.errors import KafkaSourceError, PayloadDecodeError
 
 __all__ = ["reader_for", "writer_for"]
 

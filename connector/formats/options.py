@@ -5,7 +5,8 @@ schema inline, ``keySubject`` / ``valueSubject`` name a registry subject, ``keyM
 ``valueMessage`` a Protobuf message, ``keyFraming`` / ``valueFraming`` whether payloads carry a
 schema registry's framing; ``mode`` says what a record that does not decode does, and
 ``schema.registry.*`` configures confluent-kafka's own ``SchemaRegistryClient``. The option
-table (:mod:`connector.config.table`) declares each; this module turns their values into frozen,
+table (:mod:`kafka_rescalable.config.table`) declares each; this module turns their values into
+frozen,
 picklable settings that travel to the executors.
 """
 
@@ -17,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from connector.config.kafka_config import redacted_settings
-from connector.config.table import REGISTRY_PREFIX
-from connector.errors import InvalidOptionError
+from kafka_rescalable.config.kafka_config import redacted_settings
+from kafka_rescalable.config.table import REGISTRY_PREFIX
+from kafka_rescalable.errors import InvalidOptionError
 
 __all__ = [
     "Column",
@@ -93,7 +94,7 @@ class PayloadOptions:
     """How one column (the key or the value) is decoded or encoded.
 
     ``schema`` is the option's text as given (an Avro schema, a DDL string or JSON Schema, or
-    the path of a Protobuf descriptor set); :mod:`connector.formats.codec` resolves it.
+    the path of a Protobuf descriptor set); :mod:`kafka_rescalable.formats.codec` resolves it.
     """
 
     column: Column
@@ -170,7 +171,7 @@ def payload_settings(values: Mapping[str, Any], raw: Mapping[str, str]) -> Paylo
     Parameters
     ----------
     values
-        :func:`connector.config.table.read_table`'s values, by option name.
+        :func:`kafka_rescalable.config.table.read_table`'s values, by option name.
     raw
         The options with lower-cased keys, for the ``schema.registry.*`` settings.
 

@@ -21,12 +21,12 @@ from typing import Any
 
 from pyspark.sql.types import DataType, StructType
 
-from connector.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
-from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
-from connector.formats.options import Framing, PayloadOptions, RegistrySettings
-from connector.formats.protobuf_types import load_message, message_type
-from connector.formats.protobuf_values import message_reader, message_writer
-from connector.formats.registry import registry_client, split_frame, split_message_indexes
+from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
+from kafka_rescalable.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
+from kafka_rescalable.formats.options import Framing, PayloadOptions, RegistrySettings
+from kafka_rescalable.formats.protobuf_types import load_message, message_type
+from kafka_rescalable.formats.protobuf_values import message_reader, message_writer
+from kafka_rescalable.formats.registry import registry_client, split_frame, split_message_indexes
 
 __all__ = ["CODEC"]
 

@@ -43,8 +43,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.errors import InvalidOptionError
-from connector.formats.ddl import to_ddl
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.formats.ddl import to_ddl
 
 __all__ = [
     "is_duration",

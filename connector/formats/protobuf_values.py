@@ -34,7 +34,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.formats.protobuf_types import is_duration, is_map, is_timestamp
+from kafka_rescalable.formats.protobuf_types import is_duration, is_map, is_timestamp
 
 __all__ = ["message_reader", "message_writer"]
 

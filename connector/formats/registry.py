@@ -16,8 +16,8 @@ import functools
 import struct
 from typing import Any, Final
 
-from connector.errors import MissingExtraError, PayloadDecodeError
-from connector.formats.options import RegistrySettings
+from kafka_rescalable.errors import MissingExtraError, PayloadDecodeError
+from kafka_rescalable.formats.options import RegistrySettings
 
 __all__ = [
     "MAGIC_BYTE",

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from pyspark.sql.types import DataType, StringType
 
-from connector.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
-from connector.formats.options import PayloadOptions, RegistrySettings
+from kafka_rescalable.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
+from kafka_rescalable.formats.options import PayloadOptions, RegistrySettings
 
 __all__ = ["CODEC"]
 

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m connector.inspect CHECKPOINT [--batch ID | --diff FROM TO] [--json]
-    python -m connector.inspect CHECKPOINT --starting-offsets [--source KEY] [--json]
+    python -m kafka_rescalable.inspect CHECKPOINT [--batch ID | --diff FROM TO] [--json]
+    python -m kafka_rescalable.inspect CHECKPOINT --starting-offsets [--source KEY] [--json]
 
 Without options it describes the latest batch of the offset log; ``--batch`` another one;
 ``--diff`` how the assignment changed between two batches and how many records were read
@@ -12,29 +12,29 @@ in between; ``--starting-offsets`` prints the ``startingOffsets`` that continue 
 its last committed batch. ``--json`` prints the same as JSON. Errors (not a checkpoint, no
 offsets yet, a malformed document) are one line on stderr and exit code 2.
 
-The package is split by role, and only :mod:`connector.inspect.reading` touches files:
+The package is split by role, and only :mod:`kafka_rescalable.inspect.reading` touches files:
 
-- :mod:`~connector.inspect.reading`: the offset log into values (:func:`read_checkpoint`,
+- :mod:`~kafka_rescalable.inspect.reading`: the offset log into values (:func:`read_checkpoint`,
   :func:`parse_offset_file`, :func:`classify_source`).
-- :mod:`~connector.inspect.diffing`: comparing them (:func:`slot_history`,
+- :mod:`~kafka_rescalable.inspect.diffing`: comparing them (:func:`slot_history`,
   :func:`diff_states`, :func:`diff_batches`).
-- :mod:`~connector.inspect.continuing`: where a new query continues
-  (:func:`~connector.inspect.continuing.continuation`; not re-exported here, to keep this
+- :mod:`~kafka_rescalable.inspect.continuing`: where a new query continues
+  (:func:`~kafka_rescalable.inspect.continuing.continuation`; not re-exported here, to keep this
   package's imports few).
-- :mod:`~connector.inspect.model`: the one JSON model of a result (:func:`batch_json`,
+- :mod:`~kafka_rescalable.inspect.model`: the one JSON model of a result (:func:`batch_json`,
   :func:`diff_json`, :func:`continuation_json`); ``--json`` prints it as it is.
-- :mod:`~connector.inspect.rendering`: the text view, written from that model
+- :mod:`~kafka_rescalable.inspect.rendering`: the text view, written from that model
   (:func:`batch_text`, :func:`diff_text`, :func:`continuation_text`), so text and JSON
   always agree.
-- :mod:`~connector.inspect.cli`: :func:`main`.
+- :mod:`~kafka_rescalable.inspect.cli`: :func:`main`.
 
 None of it needs Spark or Kafka.
 """
 
-from connector.inspect.cli import EXIT_ERROR as EXIT_ERROR
-from connector.inspect.cli import PROG as PROG
-from connector.inspect.cli import main
-from connector.inspect.diffing import (
+from kafka_rescalable.inspect.cli import EXIT_ERROR as EXIT_ERROR
+from kafka_rescalable.inspect.cli import PROG as PROG
+from kafka_rescalable.inspect.cli import main
+from kafka_rescalable.inspect.diffing import (
     AssignmentDiff,
     PartitionMove,
     PartitionPlacement,
@@ -45,7 +45,7 @@ from connector.inspect.diffing import (
     diff_states,
     slot_history,
 )
-from connector.inspect.model import (
+from kafka_rescalable.inspect.model import (
     BatchView,
     ContinuationView,
     DiffView,
@@ -53,8 +53,8 @@ from connector.inspect.model import (
     continuation_json,
     diff_json,
 )
-from connector.inspect.reading import SUPPORTED_LOG_VERSIONS as SUPPORTED_LOG_VERSIONS
-from connector.inspect.reading import (
+from kafka_rescalable.inspect.reading import SUPPORTED_LOG_VERSIONS as SUPPORTED_LOG_VERSIONS
+from kafka_rescalable.inspect.reading import (
     BatchOffsets,
     CheckpointError,
     CheckpointLog,
@@ -64,7 +64,7 @@ from connector.inspect.reading import (
     parse_offset_file,
     read_checkpoint,
 )
-from connector.inspect.rendering import (
+from kafka_rescalable.inspect.rendering import (
     batch_text,
     continuation_text,
     diff_text,

@@ -1,7 +1,7 @@
 """Wording shared by the reading errors and the text view: counts, id ranges, quotes, times.
 
-Kept apart so that :mod:`connector.inspect.reading` (whose error messages list batch ids) and
-:mod:`connector.inspect.rendering` (which renders the JSON model) word things the same way
+Kept apart so that :mod:`kafka_rescalable.inspect.reading` (whose error messages list batch ids) and
+:mod:`kafka_rescalable.inspect.rendering` (which renders the JSON model) word things the same way
 without the renderer depending on the reader.
 """
 

@@ -1,6 +1,6 @@
-"""The command line: ``python -m connector.inspect`` and ``kafka-rescalable-inspect``.
+"""The command line: ``python -m kafka_rescalable.inspect`` and ``kafka-rescalable-inspect``.
 
-It reads the checkpoint, builds one view of :mod:`connector.inspect.model`, and prints it as
+It reads the checkpoint, builds one view of :mod:`kafka_rescalable.inspect.model`, and prints it as
 JSON or as text; every error is one line on stderr and exit code 2.
 """
 
@@ -13,13 +13,13 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
-from connector.inspect.continuing import continuation
-from connector.inspect.diffing import diff_batches
-from connector.inspect.model import batch_json, continuation_json, diff_json
-from connector.inspect.reading import CheckpointError, read_checkpoint, reject_malformed
-from connector.inspect.rendering import batch_text, continuation_text, diff_text
+from kafka_rescalable.inspect.continuing import continuation
+from kafka_rescalable.inspect.diffing import diff_batches
+from kafka_rescalable.inspect.model import batch_json, continuation_json, diff_json
+from kafka_rescalable.inspect.reading import CheckpointError, read_checkpoint, reject_malformed
+from kafka_rescalable.inspect.rendering import batch_text, continuation_text, diff_text
 
-PROG: Final = "python -m connector.inspect"
+PROG: Final = "python -m kafka_rescalable.inspect"
 EXIT_ERROR: Final = 2
 """Exit code of every error, as argparse uses for a bad command line."""
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from connector.inspect._text import id_ranges
-from connector.inspect.reading import CheckpointError, CheckpointLog, SourceKind
-from state import TopicPartition
+from kafka_rescalable.inspect._text import id_ranges
+from kafka_rescalable.inspect.reading import CheckpointError, CheckpointLog, SourceKind
+from kafka_rescalable.state import TopicPartition
 
 __all__ = ["Continuation", "SourceStart", "continuation"]
 

@@ -1,6 +1,6 @@
 """Comparing batches of the offset log: slot counts over time, moves, joins, leaves, progress.
 
-Pure: it works on the values :mod:`connector.inspect.reading` returns and reads no file.
+Pure: it works on the values :mod:`kafka_rescalable.inspect.reading` returns and reads no file.
 """
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from connector.inspect.reading import (
+from kafka_rescalable.inspect.reading import (
     BatchOffsets,
     CheckpointError,
     CheckpointLog,
     reject_malformed,
 )
-from state import OffsetState, PartitionOffset, TopicPartition
+from kafka_rescalable.state import OffsetState, PartitionOffset, TopicPartition
 
 
 @dataclass(frozen=True)

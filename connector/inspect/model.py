@@ -2,14 +2,14 @@
 
 The model is plain dicts and lists (typed here with :class:`~typing.TypedDict`), holding only
 strings, numbers, booleans and ``None``. ``--json`` prints ``json.dumps(view)`` and nothing
-else, and :mod:`connector.inspect.rendering` writes the text view from the same dicts, so
+else, and :mod:`kafka_rescalable.inspect.rendering` writes the text view from the same dicts, so
 the two views cannot disagree: a fact missing from the JSON cannot reach the text either.
 Being JSON values already, the model needs no conversion code that could drift:
 ``json.loads(json.dumps(view)) == view``.
 
 :func:`batch_json`, :func:`diff_json` and :func:`continuation_json` build the three views from
-the values of :mod:`connector.inspect.reading`, :mod:`connector.inspect.diffing` and
-:mod:`connector.inspect.continuing`.
+the values of :mod:`kafka_rescalable.inspect.reading`, :mod:`kafka_rescalable.inspect.diffing` and
+:mod:`kafka_rescalable.inspect.continuing`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NotRequired, TypedDict
 
-from connector.inspect._text import iso_time
-from connector.inspect.continuing import Continuation
-from connector.inspect.diffing import SlotRun, SourceDiff, slot_history
-from connector.inspect.reading import BatchOffsets, CheckpointLog, SourceOffset
-from state import PartitionOffset, TopicPartition
+from kafka_rescalable.inspect._text import iso_time
+from kafka_rescalable.inspect.continuing import Continuation
+from kafka_rescalable.inspect.diffing import SlotRun, SourceDiff, slot_history
+from kafka_rescalable.inspect.reading import BatchOffsets, CheckpointLog, SourceOffset
+from kafka_rescalable.state import PartitionOffset, TopicPartition
 
 
 class PartitionEntry(TypedDict):
@@ -43,7 +43,7 @@ class SlotEntry(TypedDict):
 class SourceEntry(TypedDict):
     """One source line of a batch.
 
-    ``kind`` is a :class:`~connector.inspect.reading.SourceKind` value. A slots document
+    ``kind`` is a :class:`~kafka_rescalable.inspect.reading.SourceKind` value. A slots document
     (``"kafka-rescalable"``) has ``slot_count``, ``partition_count``, ``slots`` and
     ``extras`` (its other top-level sections, as the document holds them); any other kind
     has ``detail`` (why it is not ours, or ``None``) and ``raw`` (the line as Spark wrote it).
@@ -74,7 +74,7 @@ class BatchEntry(TypedDict):
 
 
 class SlotRunEntry(TypedDict):
-    """A :class:`~connector.inspect.diffing.SlotRun`: batches of one source at one count."""
+    """A :class:`~kafka_rescalable.inspect.diffing.SlotRun`: batches of one source at one count."""
 
     source: str
     first_batch: int

@@ -19,8 +19,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Final
 
-from connector.inspect._text import id_ranges, quote
-from state import (
+from kafka_rescalable.inspect._text import id_ranges, quote
+from kafka_rescalable.state import (
     ForeignCheckpointError,
     KafkaRescalableError,
     OffsetDocumentError,

@@ -1,8 +1,8 @@
-"""The text view, written from the JSON model of :mod:`connector.inspect.model` only.
+"""The text view, written from the JSON model of :mod:`kafka_rescalable.inspect.model` only.
 
 Nothing here looks at the offset log's values: :func:`batch_text` and :func:`diff_text`
-take a :class:`~connector.inspect.model.BatchView` or
-:class:`~connector.inspect.model.DiffView`, as built or as read back from ``--json``
+take a :class:`~kafka_rescalable.inspect.model.BatchView` or
+:class:`~kafka_rescalable.inspect.model.DiffView`, as built or as read back from ``--json``
 output, so the text says nothing the JSON does not.
 """
 
@@ -12,9 +12,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from connector.inspect._text import count, id_ranges, iso_time, quote
-from connector.inspect.diffing import SourceDiff
-from connector.inspect.model import (
+from kafka_rescalable.inspect._text import count, id_ranges, iso_time, quote
+from kafka_rescalable.inspect.diffing import SourceDiff
+from kafka_rescalable.inspect.model import (
     BatchView,
     ContinuationView,
     DiffView,
@@ -24,8 +24,8 @@ from connector.inspect.model import (
     batch_json,
     diff_json,
 )
-from connector.inspect.reading import BUILTIN_DETAIL, BatchOffsets, CheckpointLog, SourceKind
-from state import PartitionOffset, TopicPartition
+from kafka_rescalable.inspect.reading import BUILTIN_DETAIL, BatchOffsets, CheckpointLog, SourceKind
+from kafka_rescalable.state import PartitionOffset, TopicPartition
 
 
 def batch_text(view: BatchView) -> str:

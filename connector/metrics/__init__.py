@@ -6,20 +6,21 @@
 
 The package is split by job:
 
-- :mod:`~connector.metrics.progress`: a query progress into values, lag per Kafka partition
+- :mod:`~kafka_rescalable.metrics.progress`: a query progress into values, lag per Kafka partition
   (:func:`read_progress`); pure.
-- :mod:`~connector.metrics.samples`: the metrics' names and labels (:data:`METRICS`), and the
+- :mod:`~kafka_rescalable.metrics.samples`: the metrics' names and labels (:data:`METRICS`), and the
   samples of one batch (:func:`batch_samples`); pure.
-- :mod:`~connector.metrics.prometheus`: :class:`PrometheusExporter`, the samples in a
+- :mod:`~kafka_rescalable.metrics.prometheus`: :class:`PrometheusExporter`, the samples in a
   ``prometheus_client`` registry and over HTTP (the ``metrics`` extra).
-- :mod:`~connector.metrics.log_lines`: :class:`ProgressLog`, the same numbers as log lines.
-- :mod:`~connector.metrics.listener`: :class:`MetricsListener`, the ``StreamingQueryListener``
+- :mod:`~kafka_rescalable.metrics.log_lines`: :class:`ProgressLog`, the same numbers as log lines.
+- :mod:`~kafka_rescalable.metrics.listener`: :class:`MetricsListener`, the
+  ``StreamingQueryListener``
   that feeds them, and the one-call :func:`publish` and :func:`log_progress`.
 """
 
-from connector.metrics.listener import MetricsListener, ProgressSink, log_progress, publish
-from connector.metrics.log_lines import ProgressLog, batch_line, partition_line
-from connector.metrics.progress import (
+from kafka_rescalable.metrics.listener import MetricsListener, ProgressSink, log_progress, publish
+from kafka_rescalable.metrics.log_lines import ProgressLog, batch_line, partition_line
+from kafka_rescalable.metrics.progress import (
     OUR_FORMAT,
     SPARK_KAFKA_FORMAT,
     BatchProgress,
@@ -28,8 +29,8 @@ from connector.metrics.progress import (
     TopicLag,
     read_progress,
 )
-from connector.metrics.prometheus import PrometheusExporter
-from connector.metrics.samples import (
+from kafka_rescalable.metrics.prometheus import PrometheusExporter
+from kafka_rescalable.metrics.samples import (
     BATCH_DURATION_BUCKETS,
     METRICS,
     Metric,

@@ -2,7 +2,7 @@
 
 Spark calls a ``StreamingQueryListener`` on the driver for each query of the session: when it
 starts, after each micro-batch (with the batch's progress) and when it terminates. The
-listener reads the progress once (:func:`~connector.metrics.progress.read_progress`) and
+listener reads the progress once (:func:`~kafka_rescalable.metrics.progress.read_progress`) and
 gives the value to its sinks; it never talks to Kafka, so publishing costs no broker round
 trip and shows exactly what Spark reports.
 """
@@ -16,10 +16,10 @@ from typing import Any, Protocol
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQueryListener
 
-from connector._logging import logger as connector_logger
-from connector.metrics.log_lines import ProgressLog
-from connector.metrics.progress import BatchProgress, read_progress
-from connector.metrics.prometheus import PrometheusExporter
+from kafka_rescalable._logging import logger as connector_logger
+from kafka_rescalable.metrics.log_lines import ProgressLog
+from kafka_rescalable.metrics.progress import BatchProgress, read_progress
+from kafka_rescalable.metrics.prometheus import PrometheusExporter
 
 __all__ = ["MetricsListener", "ProgressSink", "log_progress", "publish"]
 
@@ -165,7 +165,7 @@ def publish(
         Publish three series per Kafka partition (backlog, latest and read offset). Turn it
         off for thousands of partitions: the per-topic series remain.
     log : bool
-        Also write each batch to the ``connector.metrics`` logger (see :func:`log_progress`).
+        Also write each batch to the ``kafka_rescalable.metrics`` logger (see :func:`log_progress`).
     registry : prometheus_client.CollectorRegistry, optional
         Register in this registry instead of a new one of its own.
 
@@ -215,7 +215,7 @@ def log_progress(spark: SparkSession, log: logging.Logger | None = None) -> Metr
     spark : SparkSession
         The session whose queries to follow.
     log : logging.Logger, optional
-        Where to write; ``connector.metrics`` by default.
+        Where to write; ``kafka_rescalable.metrics`` by default.
 
     Returns
     -------

@@ -2,17 +2,17 @@
 
 One INFO line per batch whose length does not grow with the number of partitions (totals,
 and the partition that lags most); at DEBUG, one short line per partition. The logger is
-``connector.metrics``, under the connector's own logger, so its lines reach the driver's
+``kafka_rescalable.metrics``, under the connector's own logger, so its lines reach the driver's
 stderr like the connector's others; turn the detail on with
-``logging.getLogger("connector.metrics").setLevel(logging.DEBUG)``.
+``logging.getLogger("kafka_rescalable.metrics").setLevel(logging.DEBUG)``.
 """
 
 from __future__ import annotations
 
 import logging
 
-from connector._logging import logger as connector_logger
-from connector.metrics.progress import BatchProgress, PartitionLag, SourceLag
+from kafka_rescalable._logging import logger as connector_logger
+from kafka_rescalable.metrics.progress import BatchProgress, PartitionLag, SourceLag
 
 __all__ = ["ProgressLog", "batch_line", "partition_line"]
 
@@ -84,7 +84,7 @@ class ProgressLog:
     Parameters
     ----------
     log : logging.Logger, optional
-        Where to write; ``connector.metrics`` by default.
+        Where to write; ``kafka_rescalable.metrics`` by default.
     """
 
     def __init__(self, log: logging.Logger | None = None) -> None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from state import OffsetDocumentError, SlotsDocument
+from kafka_rescalable.state import OffsetDocumentError, SlotsDocument
 
 __all__ = [
     "OUR_FORMAT",

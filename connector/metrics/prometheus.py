@@ -2,7 +2,7 @@
 
 Needs the ``metrics`` extra (``pip install 'kafka-rescalable[metrics]'``, which brings
 ``prometheus_client``); without it, :class:`PrometheusExporter` raises
-:class:`~connector.errors.MissingExtraError` naming the extra, and the rest of the package
+:class:`~kafka_rescalable.errors.MissingExtraError` naming the extra, and the rest of the package
 still imports.
 
 The gauges are not ``prometheus_client.Gauge`` objects: each query's last batch is kept as
@@ -18,9 +18,9 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from connector.errors import MetricsEndpointError, MissingExtraError
-from connector.metrics.progress import BatchProgress
-from connector.metrics.samples import (
+from kafka_rescalable.errors import MetricsEndpointError, MissingExtraError
+from kafka_rescalable.metrics.progress import BatchProgress
+from kafka_rescalable.metrics.samples import (
     BATCH_DURATION,
     BATCH_DURATION_BUCKETS,
     METRICS,
@@ -49,7 +49,7 @@ class PrometheusExporter:
         Where to register the metrics; by default a new registry of their own, so they
         never mix with (or clash with) the process's default registry.
     per_partition : bool
-        Whether to publish the per-partition series (see :mod:`connector.metrics.samples`).
+        Whether to publish the per-partition series (see :mod:`kafka_rescalable.metrics.samples`).
 
     Raises
     ------

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from connector.metrics.progress import BatchProgress, SourceLag, read_progress
+from kafka_rescalable.metrics.progress import BatchProgress, SourceLag, read_progress
 
 __all__ = [
     "BATCH_DURATION_BUCKETS",
@@ -162,7 +162,7 @@ def batch_samples(batch: BatchProgress, *, per_partition: bool = True) -> list[S
     Parameters
     ----------
     batch : BatchProgress
-        The batch, from :func:`connector.metrics.progress.read_progress`.
+        The batch, from :func:`kafka_rescalable.metrics.progress.read_progress`.
     per_partition : bool
         Whether to give the three per-partition series; the per-topic ones are always given.
     """

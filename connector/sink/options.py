@@ -4,7 +4,7 @@ They keep the names of Spark's built-in Kafka sink (``kafka.bootstrap.servers``,
 ``kafka.*``) and add two of ours, ``deliveryGuarantee`` and ``transactionalIdPrefix``, plus the
 source's typed-record options (``valueFormat``, ``valueSchema``, ... and ``schema.registry.*``).
 Like the source's, every one is declared once in the option table
-(:data:`connector.config.table.TABLE`, the entries whose sides hold ``"sink"``): its name,
+(:data:`kafka_rescalable.config.table.TABLE`, the entries whose sides hold ``"sink"``): its name,
 default and parser, the refusal of source options (``startingOffsets``, ``mode``, ...) and the
 "did you mean" for a typo all come from there. Spark lower-cases option keys before a Python
 data source sees them; messages use the spelling users write.
@@ -16,11 +16,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from connector.config.kafka_config import check_client_accepts, translate_kafka_settings
-from connector.config.table import SINK_OPTIONS, SINK_OPTIONS_BY_KEY, read_table, reject_unknown
-from connector.config.values import DeliveryGuarantee
-from connector.errors import InvalidOptionError
-from connector.formats.options import (
+from kafka_rescalable.config.kafka_config import check_client_accepts, translate_kafka_settings
+from kafka_rescalable.config.table import (
+    SINK_OPTIONS,
+    SINK_OPTIONS_BY_KEY,
+    read_table,
+    reject_unknown,
+)
+from kafka_rescalable.config.values import DeliveryGuarantee
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.formats.options import (
     Framing,
     PayloadFormat,
     PayloadOptions,
@@ -52,7 +57,7 @@ class KafkaSinkOptions:
     """The sink's parsed options: what every task needs, picklable; built by :func:`parse`.
 
     The fields have no defaults: the defaults are declared once, in the option table
-    (:data:`connector.config.table.TABLE`), and :func:`parse` fills every field.
+    (:data:`kafka_rescalable.config.table.TABLE`), and :func:`parse` fills every field.
 
     Parameters
     ----------

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from connector import kafka_clients
-from connector.errors import KafkaWriteError
-from connector.sink.options import KafkaSinkOptions
-from connector.sink.rows import SinkColumns, kafka_records
+from kafka_rescalable import kafka_clients
+from kafka_rescalable.errors import KafkaWriteError
+from kafka_rescalable.sink.options import KafkaSinkOptions
+from kafka_rescalable.sink.rows import SinkColumns, kafka_records
 
 __all__ = ["DeliveryFailures", "TaskOutcome", "produce_all", "write_at_least_once"]
 

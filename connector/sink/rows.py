@@ -29,9 +29,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from connector.errors import InvalidOptionError, KafkaSourceError, SinkInputError
-from connector.formats.codec import Encoder, WriterColumn, codec_for
-from connector.formats.options import (
+from kafka_rescalable.errors import InvalidOptionError, KafkaSourceError, SinkInputError
+from kafka_rescalable.formats.codec import Encoder, WriterColumn, codec_for
+from kafka_rescalable.formats.options import (
     PLAIN,
     PayloadFormat,
     PayloadOptions,
@@ -64,7 +64,7 @@ class ColumnEncoding:
     """How the sink encodes one typed column; picklable, it travels to the executors.
 
     Its type travels as JSON; on the executor it becomes the codec's
-    :class:`~connector.formats.codec.WriterColumn`, which the encoder is built for.
+    :class:`~kafka_rescalable.formats.codec.WriterColumn`, which the encoder is built for.
 
     Parameters
     ----------

@@ -9,7 +9,8 @@ The protocol, for the task of sink partition ``p`` in micro-batch ``b`` of query
    open transaction, if any, is aborted or committed.
 2. Read the offset that group ``<prefix>-<q>-<p>`` has committed on partition 0 of the
    task's first record's topic: the marker. If it records batch ``b`` or a later one
-   (``state.sink_commits.must_write``), an earlier attempt committed these rows: write
+   (``kafka_rescalable.state.sink_commits.must_write``), an earlier attempt committed these rows:
+   write
    nothing.
 3. Otherwise begin a transaction, produce every row, check that the task's input really
    ended (``worker_input``: a failure upstream in the task cuts the input short without an
@@ -30,13 +31,13 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Final
 
-from connector import kafka_clients
-from connector.errors import KafkaWriteError
-from connector.sink.options import KafkaSinkOptions
-from connector.sink.producing import DeliveryFailures, TaskOutcome, produce_all
-from connector.sink.rows import SinkColumns, first_topic
-from connector.sink.worker_input import input_complete
-from state.sink_commits import SinkMarker, must_write
+from kafka_rescalable import kafka_clients
+from kafka_rescalable.errors import KafkaWriteError
+from kafka_rescalable.sink.options import KafkaSinkOptions
+from kafka_rescalable.sink.producing import DeliveryFailures, TaskOutcome, produce_all
+from kafka_rescalable.sink.rows import SinkColumns, first_topic
+from kafka_rescalable.sink.worker_input import input_complete
+from kafka_rescalable.state.sink_commits import SinkMarker, must_write
 
 __all__ = ["SinkTask", "write_exactly_once"]
 

@@ -21,12 +21,12 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from connector._logging import logger
-from connector.errors import InvalidOptionError
-from connector.sink.options import KafkaSinkOptions, parse
-from connector.sink.producing import write_at_least_once
-from connector.sink.rows import SinkColumns
-from connector.sink.transactions import SinkTask, write_exactly_once
+from kafka_rescalable._logging import logger
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.sink.options import KafkaSinkOptions, parse
+from kafka_rescalable.sink.producing import write_at_least_once
+from kafka_rescalable.sink.rows import SinkColumns
+from kafka_rescalable.sink.transactions import SinkTask, write_exactly_once
 
 __all__ = ["KafkaBatchWriter", "KafkaStreamWriter", "SinkCommitMessage", "make_writer"]
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
-from connector.task.settings import RangeReadSettings
-from state import OffsetRange
+from kafka_rescalable.state import OffsetRange
+from kafka_rescalable.task.settings import RangeReadSettings
 
 __all__ = ["KafkaInputPartition", "ReadTask"]
 
@@ -29,7 +29,8 @@ class KafkaInputPartition(InputPartition):
 ReadTask = Callable[[InputPartition, RangeReadSettings], Iterator[pa.RecordBatch]]
 """Read one task on an executor into Arrow batches, with the settings the reader carries.
 
-:mod:`connector.source` passes :func:`connector.executor.tasks.read_input_partition`. The
+:mod:`kafka_rescalable.source` passes :func:`kafka_rescalable.executor.tasks.read_input_partition`.
+The
 readers keep it as an attribute, so it is pickled with them: it must be a module-level
 function, which pickle ships by name (and the executor then imports its module).
 """

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from connector.config.kafka_config import redacted_settings
-from connector.config.options import KafkaSourceOptions
-from connector.consumer_pool import IDLE_TIMEOUT_S
-from connector.formats.decoding import DecodePlan
-from connector.kafka_clients import executor_config
+from kafka_rescalable.config.kafka_config import redacted_settings
+from kafka_rescalable.config.options import KafkaSourceOptions
+from kafka_rescalable.consumer_pool import IDLE_TIMEOUT_S
+from kafka_rescalable.formats.decoding import DecodePlan
+from kafka_rescalable.kafka_clients import executor_config
 
 __all__ = ["RangeReadSettings", "read_settings"]
 
@@ -27,7 +27,7 @@ class RangeReadSettings:
     poll_timeout_ms: int
     batch_size: int
     consumer_idle_timeout_s: float = IDLE_TIMEOUT_S
-    """How long the worker's pool keeps a consumer no task uses (see connector.consumer_pool)."""
+    """How long the worker's pool keeps a consumer no task uses (``consumer_pool``)."""
     decode: DecodePlan | None = None
     """How typed keys and values are decoded (``valueFormat``, ...); ``None``: raw bytes."""
 
@@ -48,7 +48,7 @@ def read_settings(
 ) -> RangeReadSettings:
     """Return what executors need to read ranges; it travels with the pickled reader.
 
-    ``decode`` says how typed keys and values are decoded (see :mod:`connector.formats`).
+    ``decode`` says how typed keys and values are decoded (see :mod:`kafka_rescalable.formats`).
     """
     return RangeReadSettings(
         consumer_config=executor_config(options),

@@ -10,7 +10,7 @@ costs about 150 KB of Python and nothing at run time: the source never imports i
 checks), and the jars and the registry's build are fetched only when a tool starts.
 """
 
-from connector.testing.local_cluster import LocalKafkaCluster, PartitionState
-from connector.testing.security import SecurityConfig, TlsFiles
+from kafka_rescalable.testing.local_cluster import LocalKafkaCluster, PartitionState
+from kafka_rescalable.testing.security import SecurityConfig, TlsFiles
 
 __all__ = ["LocalKafkaCluster", "PartitionState", "SecurityConfig", "TlsFiles"]

@@ -1,7 +1,8 @@
 """What the tools' download caches share: a lock between processes and a marker written last.
 
-The jar folders (:mod:`connector.testing.jars`) and the schema registry's build
-(:mod:`connector.testing._registry.build`) each fill a cache folder once, under a lock so that a
+The jar folders (:mod:`kafka_rescalable.testing.jars`) and the schema registry's build
+(:mod:`kafka_rescalable.testing._registry.build`) each fill a cache folder once, under a lock so
+that a
 second process waits for the first, and record a complete result in a JSON marker that is
 written atomically and last: a folder without its marker is never used.
 """

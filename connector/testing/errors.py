@@ -1,7 +1,8 @@
 """The errors of the development tools: jar resolution, the local brokers and schema registry.
 
 They are not the source's errors (a Spark query never raises them), so they live beside the
-tools; they still derive from :class:`state.errors.KafkaRescalableError`, the library's one
+tools; they still derive from :class:`kafka_rescalable.state.errors.KafkaRescalableError`, the
+library's one
 root, so ``except KafkaRescalableError`` catches them too.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from state.errors import KafkaRescalableError
+from kafka_rescalable.state.errors import KafkaRescalableError
 
 __all__ = [
     "BrokerStartError",

@@ -1,6 +1,6 @@
 """Fetch Maven artifacts, with their transitive dependencies, into a local folder of jars.
 
-The embedded test broker (:mod:`connector.testing.local_kafka`) runs Apache Kafka from its
+The embedded test broker (:mod:`kafka_rescalable.testing.local_kafka`) runs Apache Kafka from its
 Maven jars, so that a developer needs only ``pip`` and a Java runtime: no Kafka download, no Docker.
 Resolution runs the Apache Ivy jar that pyspark ships, with ``java``, through Ivy's own command
 line (``-dependency``, ``-retrieve``) and Ivy's default settings, whose public repository is
@@ -28,9 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from connector.testing._broker.process import last_lines, run_captured
-from connector.testing._cache import exclusive_lock, write_marker
-from connector.testing.errors import JarResolutionError
+from kafka_rescalable.testing._broker.process import last_lines, run_captured
+from kafka_rescalable.testing._cache import exclusive_lock, write_marker
+from kafka_rescalable.testing.errors import JarResolutionError
 
 __all__ = [
     "CACHE_ENV_VAR",

@@ -1,7 +1,8 @@
 """A real multi-node Apache Kafka cluster on loopback, for fault and security tests.
 
 :class:`LocalKafkaCluster` runs N KRaft nodes from Kafka's Maven jars, as
-:class:`connector.testing.local_kafka.LocalKafka` runs one: each node is broker and controller, the
+:class:`kafka_rescalable.testing.local_kafka.LocalKafka` runs one: each node is broker and
+controller, the
 quorum is static (every node votes), all share one cluster id, and each keeps its data folder
 and its ports for the life of the cluster. A node can therefore be killed (SIGKILL, as a crash),
 stopped (SIGTERM, a controlled shutdown) and restarted on its data, and clients configured
@@ -14,7 +15,7 @@ with :attr:`LocalKafkaCluster.bootstrap_servers` find it again where it was.
 ...     cluster.restart(leader)
 
 Optional secured listeners (``SASL_PLAINTEXT``, ``SASL_SSL``), users and an authorizer come
-from :class:`connector.testing.security.SecurityConfig`.
+from :class:`kafka_rescalable.testing.security.SecurityConfig`.
 
 Like a production cluster, internal topics get ``min(3, N)`` replicas and a min ISR of
 ``min(2, N)``, and new topics ``min(3, N)`` replicas by default; a topic's own min ISR stays
@@ -23,7 +24,8 @@ single-replica topics keep working with ``acks=all``.
 
 This module is long because it is the one public class of the cluster, and most of its
 length is the documented contract of each method (lifecycle, addresses, faults, ACLs). The work
-behind them lives in :mod:`connector.testing._broker`: the processes in ``node``, readiness in
+behind them lives in :mod:`kafka_rescalable.testing._broker`: the processes in ``node``, readiness
+in
 ``readiness``, the admin-client calls in ``cluster_admin``.
 """
 
@@ -34,30 +36,30 @@ import time
 from pathlib import Path
 from typing import Unpack
 
-from connector.errors import KafkaMetadataError
-from connector.testing._broker.cluster_admin import (
+from kafka_rescalable.errors import KafkaMetadataError
+from kafka_rescalable.testing._broker.cluster_admin import (
     PartitionState,
     grant,
     lagging_partitions,
     partition_state,
     set_topic_min_isr,
 )
-from connector.testing._broker.config import (
+from kafka_rescalable.testing._broker.config import (
     CLUSTER_JVM_OPTIONS,
     LOOPBACK,
     ServerLayout,
     random_cluster_id,
     server_properties,
 )
-from connector.testing._broker.node import KafkaNode
-from connector.testing._broker.readiness import free_ports, wait_serving, wait_until_ready
-from connector.testing._broker.server import (
+from kafka_rescalable.testing._broker.node import KafkaNode
+from kafka_rescalable.testing._broker.readiness import free_ports, wait_serving, wait_until_ready
+from kafka_rescalable.testing._broker.server import (
     PORT_ATTEMPTS,
     LaunchOptions,
     LaunchSettings,
     LocalServer,
 )
-from connector.testing.security import SecurityConfig, TlsFiles, write_tls_files
+from kafka_rescalable.testing.security import SecurityConfig, TlsFiles, write_tls_files
 
 __all__ = ["LocalKafkaCluster", "PartitionState"]
 
@@ -80,10 +82,10 @@ class LocalKafkaCluster(LocalServer):
     Other Parameters
     ----------------
     **options
-        The :class:`connector.testing._broker.server.LaunchOptions`: ``extra_properties``,
+        The :class:`kafka_rescalable.testing._broker.server.LaunchOptions`: ``extra_properties``,
         ``keep_data``, ``start_timeout_s`` (default 120 s; :meth:`restart` and
         :meth:`wait_until_ready` wait as long), ``stop_timeout_s``, ``jvm_options`` (default
-        :data:`connector.testing._broker.config.CLUSTER_JVM_OPTIONS`, a 384 MiB heap each),
+        :data:`kafka_rescalable.testing._broker.config.CLUSTER_JVM_OPTIONS`, a 384 MiB heap each),
         ``class_data_sharing`` and ``jars_cache_dir``.
     """
 
@@ -436,7 +438,7 @@ class LocalKafkaCluster(LocalServer):
         if self._security is None or not self._security.authorizer:
             msg = "the cluster runs no authorizer: pass SecurityConfig(authorizer=True)"
             raise RuntimeError(msg)
-        # PLAINTEXT is a super user's listener here (see connector.testing.security).
+        # PLAINTEXT is a super user's listener here (see kafka_rescalable.testing.security).
         grant(
             self._live_admin_config(),
             user,

@@ -1,8 +1,8 @@
 """A real single-node Apache Kafka broker on loopback, for tests and examples.
 
-:class:`LocalKafka` runs Apache Kafka (version :data:`connector.testing.jars.KAFKA_VERSION`)
+:class:`LocalKafka` runs Apache Kafka (version :data:`kafka_rescalable.testing.jars.KAFKA_VERSION`)
 in KRaft mode, one process that is both broker and controller, from its Maven jars (see
-:mod:`connector.testing.jars`), so a developer needs only ``pip`` and Java 17+: no Kafka
+:mod:`kafka_rescalable.testing.jars`), so a developer needs only ``pip`` and Java 17+: no Kafka
 download, no Docker. It is the broker code production runs, not an emulation, so
 transactions, compaction and retention behave as they do there.
 
@@ -10,9 +10,9 @@ transactions, compaction and retention behave as they do there.
 ...     produce_to(kafka.bootstrap_servers)
 
 Run as a program it starts a broker (or, with ``--brokers N``, a cluster of N nodes, see
-:class:`connector.testing.local_cluster.LocalKafkaCluster`) and keeps it until Ctrl-C or
-SIGTERM (``python -m connector.testing.local_kafka`` is the same program, and so is the
-older ``python -m connector.local_kafka``)::
+:class:`kafka_rescalable.testing.local_cluster.LocalKafkaCluster`) and keeps it until Ctrl-C or
+SIGTERM (``python -m kafka_rescalable.testing.local_kafka`` is the same program, and so is the
+older ``python -m kafka_rescalable.local_kafka``)::
 
     kafka-rescalable-local-kafka [--port 9092] [--brokers N] [--keep-data]
     Kafka ready at 127.0.0.1:9092 (logs: /tmp/local-kafka-.../server.log)
@@ -35,24 +35,24 @@ from pathlib import Path
 from types import FrameType
 from typing import Unpack
 
-from connector.testing._broker.config import (
+from kafka_rescalable.testing._broker.config import (
     DEFAULT_JVM_OPTIONS,
     LOOPBACK,
     ServerLayout,
     random_cluster_id,
     server_properties,
 )
-from connector.testing._broker.node import KafkaNode
-from connector.testing._broker.readiness import check_port_free, free_ports, wait_until_ready
-from connector.testing._broker.server import (
+from kafka_rescalable.testing._broker.node import KafkaNode
+from kafka_rescalable.testing._broker.readiness import check_port_free, free_ports, wait_until_ready
+from kafka_rescalable.testing._broker.server import (
     PORT_ATTEMPTS,
     LaunchOptions,
     LaunchSettings,
     LocalServer,
 )
-from connector.testing.errors import BrokerStartError
-from connector.testing.jars import KAFKA_VERSION, JarResolutionError
-from connector.testing.local_cluster import LocalKafkaCluster
+from kafka_rescalable.testing.errors import BrokerStartError
+from kafka_rescalable.testing.jars import KAFKA_VERSION, JarResolutionError
+from kafka_rescalable.testing.local_cluster import LocalKafkaCluster
 
 __all__ = ["DEFAULT_JVM_OPTIONS", "BrokerStartError", "LocalKafka", "main"]
 
@@ -71,14 +71,15 @@ class LocalKafka(LocalServer):
     Other Parameters
     ----------------
     **options
-        The :class:`connector.testing._broker.server.LaunchOptions`: ``extra_properties``,
+        The :class:`kafka_rescalable.testing._broker.server.LaunchOptions`: ``extra_properties``,
         ``keep_data``, ``start_timeout_s`` (default 60 s), ``stop_timeout_s``, ``jvm_options``
         (default :data:`DEFAULT_JVM_OPTIONS`), ``class_data_sharing`` and ``jars_cache_dir``.
 
     Notes
     -----
     The defaults fit a single broker and fast tests; they are listed in
-    :func:`connector.testing._broker.config.server_properties`. Internal topics (consumer offsets,
+    :func:`kafka_rescalable.testing._broker.config.server_properties`. Internal topics (consumer
+    offsets,
     transaction state, share-group state) have replication factor 1 and min ISR 1, since a
     single broker cannot hold more replicas; transactions therefore work. Auto topic creation
     is off, retention is checked every second but off by default, the cleaner compacts within
@@ -143,7 +144,7 @@ class LocalKafka(LocalServer):
 
         Ready means it serves metadata with its own cluster id and its group and transaction
         coordinators answer, so a consumer group or a transactional producer can start at
-        once (see :func:`connector.testing._broker.readiness.wait_for_coordinators`).
+        once (see :func:`kafka_rescalable.testing._broker.readiness.wait_for_coordinators`).
 
         Returns
         -------

@@ -1,7 +1,7 @@
 """A real Confluent-compatible schema registry on loopback, for tests of typed records.
 
 :class:`LocalSchemaRegistry` runs Apicurio Registry (version
-:data:`connector.testing._registry.build.APICURIO_VERSION`) in a local JVM with its in-memory
+:data:`kafka_rescalable.testing._registry.build.APICURIO_VERSION`) in a local JVM with its in-memory
 storage, and gives the base URL of its Confluent-compatible API (``/apis/ccompat/v7``), the one
 confluent-kafka's ``SchemaRegistryClient`` and its Avro, Protobuf and JSON Schema serializers
 talk to. It is a registry server that production runs, not an imitation of one: subjects,
@@ -11,7 +11,8 @@ versions, ids and compatibility checks are its own.
 ...     client = SchemaRegistryClient({"url": registry.url})
 
 The first start builds the application from Maven Central with ``mvn`` (see
-:mod:`connector.testing._registry.build`): some 2 1/4 minutes on two cores with an empty Maven
+:mod:`kafka_rescalable.testing._registry.build`): some 2 1/4 minutes on two cores with an empty
+Maven
 repository (210 MB of jars to download), some 10 s when they are already there. The result is
 cached, so later starts need neither Maven nor the network; they take some 3 s, and under 2 s
 once the first clean stop has recorded a class-data archive (AppCDS, as for the broker). The
@@ -33,24 +34,24 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-from connector.testing._broker.class_data import PendingArchive, archive_options
-from connector.testing._broker.config import DEFAULT_JVM_OPTIONS, LOOPBACK
-from connector.testing._broker.process import shown_command, terminate
-from connector.testing._broker.readiness import PortTaken, check_port_free, free_ports
-from connector.testing._broker.server import (
+from kafka_rescalable.testing._broker.class_data import PendingArchive, archive_options
+from kafka_rescalable.testing._broker.config import DEFAULT_JVM_OPTIONS, LOOPBACK
+from kafka_rescalable.testing._broker.process import shown_command, terminate
+from kafka_rescalable.testing._broker.readiness import PortTaken, check_port_free, free_ports
+from kafka_rescalable.testing._broker.server import (
     PORT_ATTEMPTS,
     StartStopContext,
     start_with_port_retries,
     track,
     untrack,
 )
-from connector.testing._registry.build import APICURIO_VERSION, registry_app
-from connector.testing.errors import (
+from kafka_rescalable.testing._registry.build import APICURIO_VERSION, registry_app
+from kafka_rescalable.testing.errors import (
     BrokerStartError,
     SchemaRegistryBuildError,
     SchemaRegistryStartError,
 )
-from connector.testing.jars import find_java
+from kafka_rescalable.testing.jars import find_java
 
 __all__ = [
     "APICURIO_VERSION",
@@ -104,7 +105,7 @@ class LocalSchemaRegistry(StartStopContext):
         Keep the data folder (``registry.log``) after :meth:`stop`.
     app_cache_dir
         Folder for the built application, passed to
-        :func:`connector.testing._registry.build.registry_app`.
+        :func:`kafka_rescalable.testing._registry.build.registry_app`.
     """
 
     def __init__(

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
-from connector.errors import MissingExtraError
+from kafka_rescalable.errors import MissingExtraError
 
 __all__ = [
     "LISTENERS",

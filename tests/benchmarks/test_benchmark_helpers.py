@@ -9,7 +9,7 @@ import pytest
 from benchmarks.micro.rebalancer_bench import live_partitions, minimum_moves
 from benchmarks.whole_queries.client_limit import shares
 from benchmarks.workloads import USERS, Workload, json_value
-from state import OffsetState, rebalance
+from kafka_rescalable.state import OffsetState, rebalance
 
 
 @pytest.mark.parametrize("size", [100, 2000])
@@ -45,7 +45,7 @@ def test_minimum_moves_matches_the_rebalancer_without_weights() -> None:
 
 def test_the_ceiling_source_yields_every_row_once_in_our_schema() -> None:
     from benchmarks.whole_queries.ceiling_source import _batches, _lowered, _shares, ceiling_options
-    from connector.schema import arrow_schema
+    from kafka_rescalable.schema import arrow_schema
 
     options = _lowered({**ceiling_options(25_001, 3, 100), "batchRows": "4000"})
     shares = _shares(options)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from connector.consumer_pool import MAX_POOLED_PARTITIONS, ConsumerPool
+from kafka_rescalable.consumer_pool import MAX_POOLED_PARTITIONS, ConsumerPool
 
 
 @dataclass(eq=False)

@@ -1,6 +1,7 @@
 """The development tools (local brokers, jar resolution, CLIs) stand apart from the source.
 
-The source's modules never import :mod:`connector.testing`, checked on their text with ``ast``
+The source's modules never import :mod:`kafka_rescalable.testing`, checked on their text with
+``ast``
 so an import inside a function is caught too; the tools are reached through their own modules
 and console scripts.
 """
@@ -14,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-import connector
+import kafka_rescalable
 
-CONNECTOR_DIR = Path(connector.__file__).resolve().parent
-TOOLS_PACKAGE = "connector.testing"
-# Kept so that ``python -m connector.local_kafka`` still works; it only re-exports the tool.
+CONNECTOR_DIR = Path(kafka_rescalable.__file__).resolve().parent
+TOOLS_PACKAGE = "kafka_rescalable.testing"
+# Kept so that ``python -m kafka_rescalable.local_kafka`` still works; it only re-exports the tool.
 COMPATIBILITY_SHIMS = {"local_kafka.py"}
 CONSOLE_SCRIPTS = ("kafka-rescalable-local-kafka", "kafka-rescalable-inspect")
 
@@ -64,10 +65,10 @@ def test_the_source_never_imports_the_development_tools() -> None:
 
 def test_the_check_sees_every_spelling_of_the_import(tmp_path: Path) -> None:
     spellings = [
-        "import connector.testing.jars",
-        "from connector.testing import jars",
-        "from connector import testing",
-        "def later():\n    from connector.testing.errors import BrokerStartError",
+        "import kafka_rescalable.testing.jars",
+        "from kafka_rescalable.testing import jars",
+        "from kafka_rescalable import testing",
+        "def later():\n    from kafka_rescalable.testing.errors import BrokerStartError",
     ]
     for number, text in enumerate(spellings):
         path = tmp_path / f"module_{number}.py"
@@ -76,8 +77,8 @@ def test_the_check_sees_every_spelling_of_the_import(tmp_path: Path) -> None:
 
 
 def test_the_compatibility_module_is_the_tool() -> None:
-    from connector import local_kafka as shim
-    from connector.testing import local_kafka
+    from kafka_rescalable import local_kafka as shim
+    from kafka_rescalable.testing import local_kafka
 
     assert set(shim.__all__) == set(local_kafka.__all__)
     for name in shim.__all__:
@@ -86,7 +87,7 @@ def test_the_compatibility_module_is_the_tool() -> None:
 
 
 def test_tool_errors_are_not_exported_as_the_source_errors() -> None:
-    assert not {"BrokerStartError", "JarResolutionError"} & set(connector.__all__)
+    assert not {"BrokerStartError", "JarResolutionError"} & set(kafka_rescalable.__all__)
 
 
 @pytest.mark.parametrize("script", CONSOLE_SCRIPTS)

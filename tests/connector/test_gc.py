@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from connector._gc import cycle_collector_paused
-from connector.driver.stream_reader import KafkaStreamReader
+from kafka_rescalable._gc import cycle_collector_paused
+from kafka_rescalable.driver.stream_reader import KafkaStreamReader
 
 
 def test_paused_inside_and_on_again_after_even_on_error() -> None:
@@ -51,7 +51,7 @@ def _run(code: str) -> str:
 
 _ELSEWHERE = """
 import gc
-from connector._gc import in_source_runner, planning_call
+from kafka_rescalable._gc import in_source_runner, planning_call
 
 assert not in_source_runner()
 cycle = []
@@ -78,7 +78,7 @@ def test_elsewhere_the_heap_is_frozen_once_and_the_collector_paused_per_call() -
 
 _IN_RUNNER = """
 import gc, time, weakref
-from connector._gc import collect_while_idle, planning_call
+from kafka_rescalable._gc import collect_while_idle, planning_call
 
 class Node:
     pass
@@ -116,7 +116,7 @@ def test_in_sparks_runner_the_collector_is_off_and_runs_only_when_idle() -> None
 
 _DETECTED = """
 import importlib.machinery, sys
-from connector._gc import SOURCE_RUNNER_MODULE, in_source_runner
+from kafka_rescalable._gc import SOURCE_RUNNER_MODULE, in_source_runner
 
 assert not in_source_runner()
 sys.modules["__main__"].__spec__ = importlib.machinery.ModuleSpec(SOURCE_RUNNER_MODULE, None)

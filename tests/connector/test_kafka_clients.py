@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from connector.config.options import parse_options
-from connector.kafka_clients import ClientErrors, _RepeatFilter, executor_config
+from kafka_rescalable.config.options import parse_options
+from kafka_rescalable.kafka_clients import ClientErrors, _RepeatFilter, executor_config
 
 
 class FakeKafkaError:
@@ -27,7 +27,7 @@ class FakeKafkaError:
 def record(text: str) -> logging.LogRecord:
     # As confluent-kafka logs: "%s [%s] %s" with facility, client name and message.
     return logging.LogRecord(
-        "connector.librdkafka", logging.ERROR, __file__, 1, "%s [%s] %s",
+        "kafka_rescalable.librdkafka", logging.ERROR, __file__, 1, "%s [%s] %s",
         ("FAIL", "rdkafka#consumer-3", text), None,
     )
 
@@ -36,7 +36,7 @@ def test_repeated_connection_lines_pass_once_per_window_with_their_count(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     now = [100.0]
-    monkeypatch.setattr("connector.kafka_clients.time.monotonic", lambda: now[0])
+    monkeypatch.setattr("kafka_rescalable.kafka_clients.time.monotonic", lambda: now[0])
     repeats = _RepeatFilter(window_s=30)
     line = "127.0.0.1:9092/1: Connect to 127.0.0.1:9092 failed: Connection refused (after {}ms)"
     passed = []

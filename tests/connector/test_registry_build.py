@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from connector.testing._registry import build
-from connector.testing.errors import SchemaRegistryBuildError
-from connector.testing.jars import find_java
+from kafka_rescalable.testing._registry import build
+from kafka_rescalable.testing.errors import SchemaRegistryBuildError
+from kafka_rescalable.testing.jars import find_java
 
 
 @pytest.fixture

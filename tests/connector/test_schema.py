@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from connector.schema import arrow_schema, spark_schema
+from kafka_rescalable.schema import arrow_schema, spark_schema
 
 
 @pytest.mark.parametrize("include_headers", [False, True])

@@ -1,4 +1,4 @@
-"""``connector.testing`` without its ``testing`` extra: a clear error, not a bare ImportError."""
+"""``kafka_rescalable.testing`` without its extra: a clear error, not a bare ImportError."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from connector.errors import MissingExtraError
-from connector.testing.security import write_tls_files
+from kafka_rescalable.errors import MissingExtraError
+from kafka_rescalable.testing.security import write_tls_files
 
 
 def test_certificates_without_cryptography_name_the_testing_extra(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from state import TopicPartition
-from state.admission import cap_end_offsets
+from kafka_rescalable.state import TopicPartition
+from kafka_rescalable.state.admission import cap_end_offsets
 
 
 def tps(n: int) -> list[TopicPartition]:

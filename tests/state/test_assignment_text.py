@@ -3,9 +3,9 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from state import OffsetState, PartitionOffset, TopicPartition, rebalance
-from state.assignment_text import describe_assignment, summarize_assignment
-from state.partitions import describe_partitions
+from kafka_rescalable.state import OffsetState, PartitionOffset, TopicPartition, rebalance
+from kafka_rescalable.state.assignment_text import describe_assignment, summarize_assignment
+from kafka_rescalable.state.partitions import describe_partitions
 
 
 def _state(partitions: int, slots: int, topics: tuple[str, ...] = ("orders",)) -> OffsetState:

@@ -9,8 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition, rebalance
-from state.batch_boundary import (
+from kafka_rescalable.state import (
+    OffsetState,
+    PartitionOffset,
+    SlotsDocument,
+    TopicPartition,
+    rebalance,
+)
+from kafka_rescalable.state.batch_boundary import (
     HELD_BY_ALIGNMENT,
     HELD_BY_CAP,
     HELD_BY_TARGET,
@@ -21,7 +27,7 @@ from state.batch_boundary import (
     reconcile,
     target_ends,
 )
-from state.missing_topics import MissingTopicWatch
+from kafka_rescalable.state.missing_topics import MissingTopicWatch
 
 TOPICS = ("a", "b", "c")
 ALL = [TopicPartition(t, p) for t in TOPICS for p in range(3)]
@@ -81,7 +87,7 @@ def test_the_planner_s_settled_shortcut_plans_what_the_rebalancer_would(
     scenario: Scenario, slots: int
 ) -> None:
     _, end = plan(scenario, slots=slots)
-    with patch("state.batch_boundary.settled", return_value=False):
+    with patch("kafka_rescalable.state.batch_boundary.settled", return_value=False):
         _, again = plan(scenario, slots=slots)
     assert again == end
 

@@ -7,8 +7,8 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from state import OffsetState, PartitionOffset, TopicPartition
-from state.batch_edges import backlog_report, clip_to
+from kafka_rescalable.state import OffsetState, PartitionOffset, TopicPartition
+from kafka_rescalable.state.batch_edges import backlog_report, clip_to
 
 TOPICS = ("a", "b", "c")
 

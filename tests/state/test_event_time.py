@@ -6,8 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from state import EventTimePositions, OffsetDocumentError, PartitionClock, TopicPartition
-from state.event_time import advance_clocks, aligned_ends, alignment_frontier
+from kafka_rescalable.state import (
+    EventTimePositions,
+    OffsetDocumentError,
+    PartitionClock,
+    TopicPartition,
+)
+from kafka_rescalable.state.event_time import advance_clocks, aligned_ends, alignment_frontier
 
 A, B, C = (TopicPartition("t", i) for i in range(3))
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from state import TopicPartition
-from state.group_start import GroupStart, start_from_group
+from kafka_rescalable.state import TopicPartition
+from kafka_rescalable.state.group_start import GroupStart, start_from_group
 
 TP = TopicPartition
 A0, A1, A2, B0 = TP("a", 0), TP("a", 1), TP("a", 2), TP("b", 0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from state import TopicPartition
-from state.latest_report import LatestByTopic
+from kafka_rescalable.state import TopicPartition
+from kafka_rescalable.state.latest_report import LatestByTopic
 
 latest_offsets = st.dictionaries(
     st.builds(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from state import OffsetRange
-from state.lost_records import LostRecords, log_ends_early, records_deleted
+from kafka_rescalable.state import OffsetRange
+from kafka_rescalable.state.lost_records import LostRecords, log_ends_early, records_deleted
 
 RANGE = OffsetRange("orders", 3, 10, 20)
 

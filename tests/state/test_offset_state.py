@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from state import (
+from kafka_rescalable.state import (
     DuplicatePartitionError,
     ForeignCheckpointError,
     OffsetDocumentError,

@@ -6,8 +6,18 @@ import pickle
 
 import pytest
 
-from state import MAX_OFFSET, MAX_PARTITION, OffsetRange, PartitionOffset, TopicPartition
-from state.partitions import trusted_offset_range, trusted_partition_offset, trusted_topic_partition
+from kafka_rescalable.state import (
+    MAX_OFFSET,
+    MAX_PARTITION,
+    OffsetRange,
+    PartitionOffset,
+    TopicPartition,
+)
+from kafka_rescalable.state.partitions import (
+    trusted_offset_range,
+    trusted_partition_offset,
+    trusted_topic_partition,
+)
 
 
 def test_topic_partition_orders_by_topic_then_partition_numerically() -> None:

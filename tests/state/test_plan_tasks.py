@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state import (
+from kafka_rescalable.state import (
     OffsetRange,
     OffsetRegressionError,
     OffsetState,
@@ -21,7 +21,7 @@ from state import (
     TopicPartition,
     plan_tasks,
 )
-from state.planning import _add_pieces
+from kafka_rescalable.state.planning import _add_pieces
 
 P = PartitionOffset
 R = OffsetRange

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from state import (
+from kafka_rescalable.state import (
     DuplicatePartitionError,
     OffsetState,
     PartitionOffset,
@@ -18,7 +18,7 @@ from state import (
     TopicPartition,
     rebalance,
 )
-from state.rebalancer import settled
+from kafka_rescalable.state.rebalancer import settled
 
 P = PartitionOffset
 TP = TopicPartition
@@ -214,7 +214,9 @@ def test_input_order_does_not_matter() -> None:
 
 _DETERMINISM_SCRIPT = """
 import json
-from state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition, rebalance
+from kafka_rescalable.state import (
+    OffsetState, PartitionOffset, SlotsDocument, TopicPartition, rebalance
+)
 live = {PartitionOffset(f"topic-{t}", p, 7 * p) for t in range(5) for p in range(13)}
 weights = {s.topic_partition: (s.partition * 7919 + len(s.topic)) % 1000 for s in live}
 state = OffsetState.empty()

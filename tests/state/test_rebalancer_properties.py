@@ -16,8 +16,16 @@ from unittest.mock import patch
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from state import OffsetState, PartitionOffset, Rebalance, TopicPartition, rebalance
-from state.rebalancer import (  # phase 1 only, to state the weighted bound; the shortcut
+from kafka_rescalable.state import (
+    OffsetState,
+    PartitionOffset,
+    Rebalance,
+    TopicPartition,
+    rebalance,
+)
+
+# phase 1 only, to state the weighted bound; the shortcut
+from kafka_rescalable.state.rebalancer import (
     _already_balanced,
     _balance_counts,
     _place_evenly,
@@ -166,7 +174,7 @@ def check_step(
     assert checked.offsets() == state.offsets()
 
     # The shortcut for a state already balanced gives what the two phases give.
-    with patch("state.rebalancer._already_balanced", return_value=False):
+    with patch("kafka_rescalable.state.rebalancer._already_balanced", return_value=False):
         assert rebalance(current, slots, sub_states, weights) == result
     # Told from the partitions' names (the batch planner's question), it says the same, and
     # whenever it says "settled" the full path changes nothing.

@@ -6,8 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from state.errors import StateError
-from state.sink_commits import SinkMarker, committed_batch, marker_offset, must_write
+from kafka_rescalable.state.errors import StateError
+from kafka_rescalable.state.sink_commits import (
+    SinkMarker,
+    committed_batch,
+    marker_offset,
+    must_write,
+)
 
 batch_ids = st.integers(min_value=0, max_value=2**62)
 committed = st.one_of(st.none(), st.just(-1001), st.integers(min_value=0, max_value=2**62))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from state.parallelism import (
+from kafka_rescalable.state.parallelism import (
     BY_CORES,
     CORES_UNKNOWN,
     FIXED,

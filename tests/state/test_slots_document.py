@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state import (
+from kafka_rescalable.state import (
     ForeignCheckpointError,
     OffsetDocumentError,
     OffsetState,

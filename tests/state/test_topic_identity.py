@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from state import carried_topic_ids, recreated_topics
+from kafka_rescalable.state import carried_topic_ids, recreated_topics
 
 topics = st.sampled_from(["a", "b", "c", "d"])
 ids = st.dictionaries(topics, st.sampled_from(["X", "Y", "Z"]))

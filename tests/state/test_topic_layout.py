@@ -11,9 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state import OffsetDocumentError, OffsetState, PartitionOffset, SlotsDocument, rebalance
-from state.document import _surely_shorter
-from state.topic_layout import topic_layout
+from kafka_rescalable.state import (
+    OffsetDocumentError,
+    OffsetState,
+    PartitionOffset,
+    SlotsDocument,
+    rebalance,
+)
+from kafka_rescalable.state.document import _surely_shorter
+from kafka_rescalable.state.topic_layout import topic_layout
 
 P = PartitionOffset
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -1,4 +1,4 @@
-"""The admin-client side of :class:`connector.testing.local_cluster.LocalKafkaCluster`.
+"""The admin-client side of :class:`kafka_rescalable.testing.local_cluster.LocalKafkaCluster`.
 
 Questions to a running cluster (who leads a partition, is a restarted node back in sync) and
 changes to it (ACLs, a topic's min ISR), each a plain function of the admin settings that
@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from connector.errors import KafkaMetadataError
+from kafka_rescalable.errors import KafkaMetadataError
 
 __all__ = [
     "PartitionState",
@@ -123,7 +123,7 @@ def grant(
         for kind, name in resources
         for operation in (AclOperation[name] for name in operations)
     ]
-    # PLAINTEXT is a super user's listener here (see connector.testing.security).
+    # PLAINTEXT is a super user's listener here (see kafka_rescalable.testing.security).
     admin = AdminClient(dict(admin_config))
     for future in admin.create_acls(bindings, request_timeout=timeout_s).values():
         future.result(timeout=timeout_s)

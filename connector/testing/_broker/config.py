@@ -2,8 +2,8 @@
 
 Pure values and text: nothing here starts a process, so the settings that make a test broker
 fast and predictable can be read (and changed) in one place, apart from how it is launched
-(:mod:`connector.testing._broker.node`) and how its readiness is checked
-(:mod:`connector.testing._broker.readiness`).
+(:mod:`kafka_rescalable.testing._broker.node`) and how its readiness is checked
+(:mod:`kafka_rescalable.testing._broker.readiness`).
 """
 
 from __future__ import annotations
@@ -192,13 +192,14 @@ def properties_text(properties: Mapping[str, str]) -> str:
         return text.replace("\\", "\\\\").replace("\n", "\\n")
 
     lines = [f"{escape(key)}={escape(value)}" for key, value in properties.items()]
-    return "# Written by connector.testing.local_kafka\n" + "\n".join(lines) + "\n"
+    return "# Written by kafka_rescalable.testing.local_kafka\n" + "\n".join(lines) + "\n"
 
 
 def log4j2_config(log_path: Path) -> str:
     """Return a log4j2 configuration that logs everything to ``log_path`` and none to stdout."""
     file_name = str(log_path).replace("\\", "\\\\")
-    return f"""# Written by connector.testing.local_kafka: all to one file, nothing to stdout.
+    return f"""# Written by kafka_rescalable.testing.local_kafka: all to one file, nothing to
+    stdout.
 status = error
 name = local-kafka
 appender.file.type = File

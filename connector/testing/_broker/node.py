@@ -2,10 +2,11 @@
 
 :class:`KafkaNode` writes a node's ``server.properties`` and log configuration, formats its
 KRaft storage, launches ``kafka.Kafka``, and stops or kills it. It knows nothing about how many
-nodes there are: :class:`connector.testing.local_kafka.LocalKafka` runs one,
-:class:`connector.testing.local_cluster.LocalKafkaCluster` several; both pick the ports and
-build the properties (:mod:`connector.testing._broker.config`), and wait until the nodes serve
-(:mod:`connector.testing._broker.readiness`).
+nodes there are: :class:`kafka_rescalable.testing.local_kafka.LocalKafka` runs one,
+:class:`kafka_rescalable.testing.local_cluster.LocalKafkaCluster` several; both pick the ports and
+build the properties (:mod:`kafka_rescalable.testing._broker.config`), and wait until the nodes
+serve
+(:mod:`kafka_rescalable.testing._broker.readiness`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,17 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from connector.testing._broker.class_data import PendingArchive, archive_options
-from connector.testing._broker.config import log4j2_config, properties_text
-from connector.testing._broker.process import last_lines, run_captured, shown_command, terminate
-from connector.testing._broker.readiness import PortTaken
-from connector.testing.errors import BrokerStartError
-from connector.testing.jars import KAFKA_VERSION
+from kafka_rescalable.testing._broker.class_data import PendingArchive, archive_options
+from kafka_rescalable.testing._broker.config import log4j2_config, properties_text
+from kafka_rescalable.testing._broker.process import (
+    last_lines,
+    run_captured,
+    shown_command,
+    terminate,
+)
+from kafka_rescalable.testing._broker.readiness import PortTaken
+from kafka_rescalable.testing.errors import BrokerStartError
+from kafka_rescalable.testing.jars import KAFKA_VERSION
 
 __all__ = ["KafkaNode"]
 
@@ -59,7 +65,7 @@ class KafkaNode:
         Heap and other JVM flags.
     class_data_sharing
         Use, and if ``record_archive`` record, the class-data archives (see
-        :func:`connector.testing._broker.class_data.archive_options`).
+        :func:`kafka_rescalable.testing._broker.class_data.archive_options`).
     record_archive
         Whether this node records a missing broker archive at its first clean exit. In a
         cluster one node is enough: every recording JVM spends some 3 s writing it.

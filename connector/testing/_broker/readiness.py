@@ -3,7 +3,7 @@
 A JVM that runs is not yet a broker a test can use: it must bind its ports (which another
 process may have taken since we picked them), serve metadata of its own cluster, and load
 the internal topics its group and transaction coordinators need. The polling for each of
-these lives here, apart from the process handling in :mod:`connector.testing._broker.node`.
+these lives here, apart from the process handling in :mod:`kafka_rescalable.testing._broker.node`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from connector.testing._broker.config import LOOPBACK
-from connector.testing.errors import BrokerStartError, ToolRunError
-from state.errors import KafkaRescalableError
+from kafka_rescalable.state.errors import KafkaRescalableError
+from kafka_rescalable.testing._broker.config import LOOPBACK
+from kafka_rescalable.testing.errors import BrokerStartError, ToolRunError
 
 if TYPE_CHECKING:
-    from connector.testing._broker.node import KafkaNode
+    from kafka_rescalable.testing._broker.node import KafkaNode
 
 __all__ = [
     "PortTaken",

@@ -18,10 +18,10 @@ from pathlib import Path
 from types import MappingProxyType, TracebackType
 from typing import Protocol, Self, TypedDict
 
-from connector.testing._broker.node import KafkaNode
-from connector.testing._broker.readiness import PortTaken
-from connector.testing.errors import BrokerStartError
-from connector.testing.jars import KAFKA_BROKER_COORDINATES, find_java, resolve_jars
+from kafka_rescalable.testing._broker.node import KafkaNode
+from kafka_rescalable.testing._broker.readiness import PortTaken
+from kafka_rescalable.testing.errors import BrokerStartError
+from kafka_rescalable.testing.jars import KAFKA_BROKER_COORDINATES, find_java, resolve_jars
 
 __all__ = [
     "PORT_ATTEMPTS",
@@ -58,7 +58,7 @@ class LaunchOptions(TypedDict, total=False):
         Reuse (and, the first time, record) a class-data archive to start the JVMs faster;
         default ``True``.
     jars_cache_dir
-        Folder for the Kafka jars, passed to :func:`connector.testing.jars.resolve_jars`.
+        Folder for the Kafka jars, passed to :func:`kafka_rescalable.testing.jars.resolve_jars`.
     """
 
     extra_properties: Mapping[str, str] | None
@@ -151,7 +151,7 @@ class LaunchSettings:
     class_data_sharing
         Reuse (and, the first time, record) class-data archives to start JVMs faster.
     jars_cache_dir
-        Folder for the Kafka jars, passed to :func:`connector.testing.jars.resolve_jars`.
+        Folder for the Kafka jars, passed to :func:`kafka_rescalable.testing.jars.resolve_jars`.
 
     Raises
     ------

@@ -36,10 +36,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from connector.testing._broker.process import last_lines, run_captured, shown_command
-from connector.testing._cache import exclusive_lock, write_marker
-from connector.testing.errors import SchemaRegistryBuildError
-from connector.testing.jars import default_cache_root, find_java
+from kafka_rescalable.testing._broker.process import last_lines, run_captured, shown_command
+from kafka_rescalable.testing._cache import exclusive_lock, write_marker
+from kafka_rescalable.testing.errors import SchemaRegistryBuildError
+from kafka_rescalable.testing.jars import default_cache_root, find_java
 
 __all__ = ["APICURIO_VERSION", "QUARKUS_VERSION", "find_maven", "registry_app"]
 
@@ -154,7 +154,7 @@ def registry_app(cache_dir: Path | None = None) -> Path:
     cache_dir
         Folder that receives the application. Defaults to
         ``<cache root>/schema-registry/apicurio-<version>-<digest of the recipe>`` (see
-        :func:`connector.testing.jars.default_cache_root`).
+        :func:`kafka_rescalable.testing.jars.default_cache_root`).
 
     Returns
     -------

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from connector.config.kafka_config import check_client_accepts, translate_kafka_settings
-from connector.errors import InvalidOptionError
+from kafka_rescalable.config.kafka_config import check_client_accepts, translate_kafka_settings
+from kafka_rescalable.errors import InvalidOptionError
 
 
 def test_unknown_setting_is_named() -> None:
@@ -30,7 +30,7 @@ def test_empty_endpoint_identification_means_none() -> None:
 
 
 def test_secret_settings_are_redacted_from_the_parsed_options_repr() -> None:
-    from connector.config.options import parse_options
+    from kafka_rescalable.config.options import parse_options
 
     options = parse_options(
         {
@@ -54,7 +54,7 @@ def test_secret_settings_are_redacted_from_the_parsed_options_repr() -> None:
     assert "'sasl.password': '***'" in text
     assert options.kafka_settings["sasl.password"] == "s3cr3t-pw"  # only the repr hides it
 
-    from connector.task import read_settings
+    from kafka_rescalable.task import read_settings
 
     settings = read_settings(options)
     assert "s3cr3t-pw" not in repr(settings)

@@ -9,9 +9,9 @@ from typing import get_args
 
 import pytest
 
-import connector.config.options as options_module
-from connector.config.options import KafkaSourceOptions, parse_options
-from connector.config.table import (
+import kafka_rescalable.config.options as options_module
+from kafka_rescalable.config.options import KafkaSourceOptions, parse_options
+from kafka_rescalable.config.table import (
     IGNORED_KEYS,
     OPTIONS,
     OPTIONS_BY_KEY,
@@ -24,10 +24,10 @@ from connector.config.table import (
     WRONG_SIDE,
     reject_unknown,
 )
-from connector.config.values import Mode
-from connector.errors import InvalidOptionError
-from connector.sink.options import KafkaSinkOptions
-from connector.sink.options import parse as parse_sink
+from kafka_rescalable.config.values import Mode
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.sink.options import KafkaSinkOptions
+from kafka_rescalable.sink.options import parse as parse_sink
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "orders"}
 MODES: tuple[Mode, ...] = get_args(Mode)

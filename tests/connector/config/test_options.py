@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from connector.config.options import (
+from kafka_rescalable.config.options import (
     AssignPartitions,
     OffsetBound,
     Parallelism,
@@ -13,8 +13,8 @@ from connector.config.options import (
     include_headers,
     parse_options,
 )
-from connector.errors import InvalidOptionError, UnsupportedKafkaSettingError
-from state import TopicPartition
+from kafka_rescalable.errors import InvalidOptionError, UnsupportedKafkaSettingError
+from kafka_rescalable.state import TopicPartition
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "orders"}
 

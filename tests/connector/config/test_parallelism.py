@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import connector.driver.slots as slots
-from connector.config.options import Parallelism, parse_options
-from connector.driver.slots import slot_count
+import kafka_rescalable.driver.slots as slots
+from kafka_rescalable.config.options import Parallelism, parse_options
+from kafka_rescalable.driver.slots import slot_count
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "orders"}
 

@@ -15,13 +15,13 @@ from typing import TypeVar
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-from connector.config.options import parse_options
-from connector.driver.kafka_metadata import LiveTopics
-from connector.driver.stream_reader import KafkaStreamReader
-from connector.errors import DataLossError, MissingTopicError
-from connector.executor.tasks import read_input_partition
-from state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition
-from state.batch_boundary import KafkaNow
+from kafka_rescalable.config.options import parse_options
+from kafka_rescalable.driver.kafka_metadata import LiveTopics
+from kafka_rescalable.driver.stream_reader import KafkaStreamReader
+from kafka_rescalable.errors import DataLossError, MissingTopicError
+from kafka_rescalable.executor.tasks import read_input_partition
+from kafka_rescalable.state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition
+from kafka_rescalable.state.batch_boundary import KafkaNow
 
 _T = TypeVar("_T")
 
@@ -196,7 +196,7 @@ def test_a_typo_fails_once_missing_topic_timeout_has_passed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = [1000.0]
-    monkeypatch.setattr("connector.driver.stream_reader.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("kafka_rescalable.driver.stream_reader.time.monotonic", lambda: clock[0])
     stream = reader(
         KafkaAnswers({P0: 5}, missing=("ordres",)),
         subscribe="orders,ordres",
@@ -231,7 +231,7 @@ def test_the_start_of_a_new_query_is_looked_up_and_logged_once(
 ) -> None:
     kafka = StartAnswers({P0: 10, P1: 20})
     stream = reader(kafka, startingOffsets="latest", parallelism="2")  # type: ignore[arg-type]
-    connector_logger = logging.getLogger("connector")  # it does not propagate to the root
+    connector_logger = logging.getLogger("kafka_rescalable")  # it does not propagate to the root
     connector_logger.addHandler(caplog.handler)
     try:
         first = stream.initialOffset()

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from connector.config.options import parse_options
-from connector.driver.kafka_metadata import KafkaMetadata, LiveTopics
-from connector.errors import DataLossError, KafkaMetadataError
-from state import TopicPartition
-from state.batch_boundary import KafkaNow
+from kafka_rescalable.config.options import parse_options
+from kafka_rescalable.driver.kafka_metadata import KafkaMetadata, LiveTopics
+from kafka_rescalable.errors import DataLossError, KafkaMetadataError
+from kafka_rescalable.state import TopicPartition
+from kafka_rescalable.state.batch_boundary import KafkaNow
 
 P0 = TopicPartition("orders", 0)
 

@@ -8,9 +8,9 @@ import pytest
 from confluent_kafka import KafkaError
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from connector.driver.kafka_metadata import _offsets
-from connector.errors import KafkaMetadataError
-from state import TopicPartition
+from kafka_rescalable.driver.kafka_metadata import _offsets
+from kafka_rescalable.errors import KafkaMetadataError
+from kafka_rescalable.state import TopicPartition
 
 
 def _asked(count: int) -> dict[TopicPartition, int]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from connector.driver.offset_calls import SpreadCalls
+from kafka_rescalable.driver.offset_calls import SpreadCalls
 
 
 class Client:

@@ -16,11 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyspark import cloudpickle
 
-from connector.config.options import parse_options
-from connector.driver.checkpointed import CheckpointedDocuments
-from connector.driver.stream_reader import KafkaStreamReader
-from connector.executor.tasks import read_input_partition
-from state import (
+from kafka_rescalable.config.options import parse_options
+from kafka_rescalable.driver.checkpointed import CheckpointedDocuments
+from kafka_rescalable.driver.stream_reader import KafkaStreamReader
+from kafka_rescalable.executor.tasks import read_input_partition
+from kafka_rescalable.state import (
     EVENT_TIME_KEY,
     ForeignCheckpointError,
     OffsetDocumentError,
@@ -29,7 +29,7 @@ from state import (
     SlotsDocument,
     TopicPartition,
 )
-from state.batch_edges import backlog_report, clip_to, reading_start
+from kafka_rescalable.state.batch_edges import backlog_report, clip_to, reading_start
 
 
 def state_of(*slots: dict[int, int], topic: str = "orders") -> OffsetState:
@@ -228,7 +228,7 @@ def test_executors_get_no_documents() -> None:
 
 def test_the_reader_ships_the_task_reader_by_name() -> None:
     # Spark pickles the reader with cloudpickle; a module-level function goes by name, so the
-    # executor imports connector.executor and the driver never has to.
+    # executor imports kafka_rescalable.executor and the driver never has to.
     shipped = cloudpickle.loads(cloudpickle.dumps(reader()))
     assert shipped._read_task is read_input_partition
 
@@ -286,7 +286,7 @@ def test_event_time_extras_are_reused_when_identical(parses: list[object]) -> No
 
 
 def test_a_recreated_topic_reads_nothing_in_the_batch_that_finds_it() -> None:
-    from state import PartitionOffset as P
+    from kafka_rescalable.state import PartitionOffset as P
 
     start = OffsetState.of([[P("orders", 0, 50), P("audit", 0, 7)]])
     # The new "orders" holds 300 records: its end (120) is above the old position (50), yet
@@ -298,7 +298,7 @@ def test_a_recreated_topic_reads_nothing_in_the_batch_that_finds_it() -> None:
 
 
 def test_the_reading_start_knows_a_topic_recreated_between_the_ends_or_since() -> None:
-    from state import PartitionOffset as P
+    from kafka_rescalable.state import PartitionOffset as P
 
     ids = {"orders": "A", "audit": "B"}
     start = SlotsDocument(OffsetState.of([[P("orders", 0, 50), P("audit", 0, 7)]]), topic_ids=ids)
@@ -317,7 +317,7 @@ def test_the_reading_start_knows_a_topic_recreated_between_the_ends_or_since() -
 
 
 def test_a_partition_whose_end_went_back_reads_nothing() -> None:
-    from state import PartitionOffset as P
+    from kafka_rescalable.state import PartitionOffset as P
 
     start = OffsetState.of([[P("orders", 0, 50)]])
     end = OffsetState.of([[P("orders", 0, 30)]])

@@ -6,9 +6,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.executor.arrow_cut import Cut, RangeKey, take_in_range
-from connector.schema import arrow_schema
-from state import OffsetRange
+from kafka_rescalable.executor.arrow_cut import Cut, RangeKey, take_in_range
+from kafka_rescalable.schema import arrow_schema
+from kafka_rescalable.state import OffsetRange
 
 Row = tuple[str, int, int]  # topic, partition, offset
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from connector.executor.arrow_rows import messages_to_batch
+from kafka_rescalable.executor.arrow_rows import messages_to_batch
 
 
 @dataclass

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connector.executor.arrow_cut import take_in_range
-from connector.executor.arrow_rows import messages_to_batch
-from connector.executor.range_events import accept_with_events
-from connector.task import RangeReadSettings
-from state import OffsetRange
+from kafka_rescalable.executor.arrow_cut import take_in_range
+from kafka_rescalable.executor.arrow_rows import messages_to_batch
+from kafka_rescalable.executor.range_events import accept_with_events
+from kafka_rescalable.state import OffsetRange
+from kafka_rescalable.task import RangeReadSettings
 
 
 @dataclass

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from connector.executor.stalls import (
+from kafka_rescalable.executor.stalls import (
     LOGIN_REFUSED_GRACE_S,
     Stall,
     login_refused_message,
     poll_timeout_message,
     stall,
 )
-from state import OffsetRange
+from kafka_rescalable.state import OffsetRange
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from connector.executor import task_timing
+from kafka_rescalable.executor import task_timing
 
 
 def test_a_timing_line_is_appended_to_the_named_file(

@@ -26,11 +26,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.errors import InvalidOptionError, PayloadDecodeError
-from connector.formats.avro_codec import CODEC, _build_decoder, _parsed
-from connector.formats.codec import WriterColumn
-from connector.formats.options import Framing, PayloadFormat, PayloadOptions
-from connector.formats.registry import frame
+from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError
+from kafka_rescalable.formats.avro_codec import CODEC, _build_decoder, _parsed
+from kafka_rescalable.formats.codec import WriterColumn
+from kafka_rescalable.formats.options import Framing, PayloadFormat, PayloadOptions
+from kafka_rescalable.formats.registry import frame
 
 UTC = timezone.utc
 
@@ -355,7 +355,7 @@ def test_a_bad_key_schema_names_the_key_option() -> None:
 
 
 def test_several_topics_without_a_subject_ask_for_the_subject() -> None:
-    from connector.formats.options import RegistrySettings
+    from kafka_rescalable.formats.options import RegistrySettings
 
     registry = RegistrySettings((("url", "http://127.0.0.1:9"),))
     payload = PayloadOptions("value", PayloadFormat.AVRO, framing=Framing.CONFLUENT)
@@ -366,8 +366,8 @@ def test_several_topics_without_a_subject_ask_for_the_subject() -> None:
 
 
 def test_an_unreachable_registry_names_url_and_subject() -> None:
-    from connector.errors import SchemaRegistryError
-    from connector.formats.options import RegistrySettings
+    from kafka_rescalable.errors import SchemaRegistryError
+    from kafka_rescalable.formats.options import RegistrySettings
 
     registry = RegistrySettings((("url", "http://127.0.0.1:9"),))
     payload = PayloadOptions("value", PayloadFormat.AVRO, framing=Framing.CONFLUENT)
@@ -420,7 +420,7 @@ def test_without_a_schema_the_spark_type_gives_the_writer_schema() -> None:
     )
     payload = PayloadOptions("value", PayloadFormat.AVRO)
     encode = CODEC.encoder(WriterColumn(payload, spark_type, None, "out"))
-    from connector.formats.avro_types import avro_schema_of
+    from kafka_rescalable.formats.avro_types import avro_schema_of
 
     schema_text = json.dumps(avro_schema_of(spark_type))
     reader = CODEC.resolve(_payload(schema_text), None, ["out"])

@@ -24,7 +24,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.formats.avro_types import (
+from kafka_rescalable.formats.avro_types import (
     AvroMappingError,
     as_declared,
     avro_schema_of,

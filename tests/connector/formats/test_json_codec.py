@@ -20,16 +20,16 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.errors import InvalidOptionError, PayloadDecodeError
-from connector.formats.codec import WriterColumn, codec_for
-from connector.formats.options import (
+from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError
+from kafka_rescalable.formats.codec import WriterColumn, codec_for
+from kafka_rescalable.formats.options import (
     Framing,
     PayloadFormat,
     PayloadOptions,
     RegistrySettings,
     payload_settings,
 )
-from connector.formats.registry import frame
+from kafka_rescalable.formats.registry import frame
 
 CODEC = codec_for(PayloadFormat.JSON)
 TYPE = StructType(

@@ -22,8 +22,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.errors import InvalidOptionError
-from connector.formats.json_types import (
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.formats.json_types import (
     check_ddl,
     column_ddl,
     is_json_schema,

@@ -38,8 +38,8 @@ from pyspark.sql.types import (
     _parse_datatype_json_string,
 )
 
-from connector.errors import PayloadDecodeError
-from connector.formats.json_values import reader_for, writer_for
+from kafka_rescalable.errors import PayloadDecodeError
+from kafka_rescalable.formats.json_values import reader_for, writer_for
 
 ORDER = StructType(
     [

@@ -14,11 +14,11 @@ from protobuf_samples import LEGACY, descriptor_set, file_proto, message_classes
 from protobuf_samples import shop_set as make_shop_set
 from pyspark.sql.pandas.types import to_arrow_type
 
-from connector.errors import InvalidOptionError, PayloadDecodeError
-from connector.formats.codec import ReaderSchema, WriterColumn
-from connector.formats.options import Framing, PayloadFormat, PayloadOptions
-from connector.formats.protobuf_codec import CODEC
-from connector.formats.registry import frame
+from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError
+from kafka_rescalable.formats.codec import ReaderSchema, WriterColumn
+from kafka_rescalable.formats.options import Framing, PayloadFormat, PayloadOptions
+from kafka_rescalable.formats.protobuf_codec import CODEC
+from kafka_rescalable.formats.registry import frame
 
 CLASSES = shop_classes()
 Order, Line, Voucher = CLASSES["shop.Order"], CLASSES["shop.Line"], CLASSES["shop.Voucher"]

@@ -21,8 +21,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.errors import InvalidOptionError
-from connector.formats.protobuf_types import load_message, message_type
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.formats.protobuf_types import load_message, message_type
 
 LINE = StructType([StructField("sku", StringType()), StructField("qty", IntegerType())])
 

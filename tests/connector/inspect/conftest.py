@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from state import OffsetState, PartitionOffset, SlotsDocument
+from kafka_rescalable.state import OffsetState, PartitionOffset, SlotsDocument
 
 P = PartitionOffset
 T0 = 1_795_272_654_176  # 2026-11-21T14:50:54.176Z

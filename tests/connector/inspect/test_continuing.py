@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from connector.inspect import main, read_checkpoint
-from connector.inspect.continuing import continuation
-from connector.inspect.reading import SourceKind
-from state import OffsetState, PartitionOffset, SlotsDocument
+from kafka_rescalable.inspect import main, read_checkpoint
+from kafka_rescalable.inspect.continuing import continuation
+from kafka_rescalable.inspect.reading import SourceKind
+from kafka_rescalable.state import OffsetState, PartitionOffset, SlotsDocument
 
 P = PartitionOffset
 MakeLog = Callable[..., Path]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from connector.inspect import (
+from kafka_rescalable.inspect import (
     PartitionMove,
     PartitionPlacement,
     PartitionProgress,
@@ -13,7 +13,7 @@ from connector.inspect import (
     read_checkpoint,
     slot_history,
 )
-from state import PartitionOffset, TopicPartition
+from kafka_rescalable.state import PartitionOffset, TopicPartition
 
 TP = TopicPartition
 

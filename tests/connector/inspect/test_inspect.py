@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from connector.inspect import (
+from kafka_rescalable.inspect import (
     CheckpointError,
     PartitionMove,
     PartitionPlacement,
@@ -25,8 +25,8 @@ from connector.inspect import (
     read_checkpoint,
     slot_history,
 )
-from state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition
-from state.topic_layout import topic_layout
+from kafka_rescalable.state import OffsetState, PartitionOffset, SlotsDocument, TopicPartition
+from kafka_rescalable.state.topic_layout import topic_layout
 
 P = PartitionOffset
 TP = TopicPartition
@@ -176,8 +176,8 @@ def test_missing_batch_names_the_id_and_the_range(
     assert code == 2
     assert out == ""
     assert err == (
-        f"python -m connector.inspect: error: batch 9 is not in the offset log of {rescaled}; "
-        "available: 0..6\n"
+        "python -m kafka_rescalable.inspect: error: "
+        f"batch 9 is not in the offset log of {rescaled}; available: 0..6\n"
     )
 
 
@@ -432,7 +432,8 @@ def test_json_of_a_diff(rescaled: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_not_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, str(tmp_path / "nowhere"))
     assert (code, out) == (2, "")
-    assert err == f"python -m connector.inspect: error: {tmp_path / 'nowhere'} does not exist\n"
+    prog = "python -m kafka_rescalable.inspect"
+    assert err == f"{prog}: error: {tmp_path / 'nowhere'} does not exist\n"
 
 
 def test_not_a_checkpoint_suggests_the_one_inside(
@@ -467,7 +468,8 @@ def test_malformed_document_of_ours(tmp_path: Path, capsys: pytest.CaptureFixtur
     write_batch(checkpoint, 1, '{"version": 7, "slots": []}')
     code, out, err = run(capsys, str(checkpoint))
     assert (code, out) == (2, "")
-    assert err.startswith("python -m connector.inspect: error: batch 1, source 0: malformed ")
+    prog = "python -m kafka_rescalable.inspect"
+    assert err.startswith(f"{prog}: error: batch 1, source 0: malformed ")
     assert "unsupported version 7" in err
     assert "Traceback" not in err
     code, _, err = run(capsys, str(checkpoint), "--diff", "0", "1")
@@ -503,7 +505,7 @@ def test_usage_errors_exit_2(rescaled: Path, capsys: pytest.CaptureFixture[str])
 
 def test_runs_as_a_module(rescaled: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "connector.inspect", str(rescaled), "--diff", "3", "4"],
+        [sys.executable, "-m", "kafka_rescalable.inspect", str(rescaled), "--diff", "3", "4"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -513,7 +515,7 @@ def test_runs_as_a_module(rescaled: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "slots: 2 -> 5 (changed)" in done.stdout
     bad = subprocess.run(
-        [sys.executable, "-m", "connector.inspect", str(rescaled / "offsets" / "0")],
+        [sys.executable, "-m", "kafka_rescalable.inspect", str(rescaled / "offsets" / "0")],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from connector.inspect import (
+from kafka_rescalable.inspect import (
     CheckpointError,
     CheckpointLog,
     batch_json,

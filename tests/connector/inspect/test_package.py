@@ -9,9 +9,9 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-import connector.inspect
+import kafka_rescalable.inspect
 
-PACKAGE = Path(connector.inspect.__file__).parent
+PACKAGE = Path(kafka_rescalable.inspect.__file__).parent
 MAX_LINES = 400
 MAX_CONNECTOR_IMPORTS = 5
 
@@ -28,17 +28,22 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def connector_imports(path: Path) -> set[str]:
-    """Return the ``connector.*`` modules ``path`` imports."""
-    return {m for m in imported_modules(path) if m == "connector" or m.startswith("connector.")}
+    """Return the ``kafka_rescalable.*`` modules ``path`` imports, ``state`` aside."""
+    return {
+        m
+        for m in imported_modules(path)
+        if m.startswith("kafka_rescalable") and not m.startswith("kafka_rescalable.state")
+    }
 
 
 def test_inspect_is_pure_no_spark_or_kafka_imports() -> None:
-    allowed = {"state"} | set(sys.stdlib_module_names)
+    allowed = set(sys.stdlib_module_names)
     for path in sorted(PACKAGE.glob("*.py")):
         outside = {
             m
             for m in imported_modules(path)
-            if m.split(".")[0] not in allowed and not m.startswith("connector.inspect.")
+            if m.split(".")[0] not in allowed
+            and not m.startswith(("kafka_rescalable.inspect.", "kafka_rescalable.state"))
         }
         assert not outside, f"connector/inspect/{path.name} imports {outside}"
 
@@ -56,30 +61,30 @@ def test_every_module_is_small_and_imports_few_others() -> None:
 def test_the_modules_depend_one_way() -> None:
     layers = ["reading", "diffing", "model", "rendering", "cli"]
     for index, name in enumerate(layers):
-        later = {f"connector.inspect.{layer}" for layer in layers[index + 1 :]}
+        later = {f"kafka_rescalable.inspect.{layer}" for layer in layers[index + 1 :]}
         imported = connector_imports(PACKAGE / f"{name}.py")
         assert not imported & later, f"{name}.py imports {sorted(imported & later)}"
 
 
 def test_importing_main_module_does_not_run_the_command() -> None:
-    module = importlib.import_module("connector.inspect.__main__")
-    assert module.main is connector.inspect.main
+    module = importlib.import_module("kafka_rescalable.inspect.__main__")
+    assert module.main is kafka_rescalable.inspect.main
 
 
 def test_the_console_script_points_at_main() -> None:
     (script,) = entry_points(group="console_scripts", name="kafka-rescalable-inspect")
-    assert script.value == "connector.inspect:main"
-    assert script.load() is connector.inspect.main
+    assert script.value == "kafka_rescalable.inspect:main"
+    assert script.load() is kafka_rescalable.inspect.main
 
 
 def test_python_dash_m_prints_the_usage() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "connector.inspect", "--help"],
+        [sys.executable, "-m", "kafka_rescalable.inspect", "--help"],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("usage: python -m connector.inspect [-h]")
+    assert done.stdout.startswith("usage: python -m kafka_rescalable.inspect [-h]")
     assert done.stderr == ""

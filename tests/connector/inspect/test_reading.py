@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from connector.inspect import CheckpointError, SourceKind, parse_offset_file, read_checkpoint
-from connector.inspect.reading import reject_malformed
+from kafka_rescalable.inspect import CheckpointError, SourceKind, parse_offset_file, read_checkpoint
+from kafka_rescalable.inspect.reading import reject_malformed
 
 
 def test_a_named_log_keeps_its_source_names_and_its_damaged_file(named_checkpoint: Path) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from state import OffsetState, PartitionOffset, SlotsDocument
+from kafka_rescalable.state import OffsetState, PartitionOffset, SlotsDocument
 
 QUERY_ID = "7af6072e-7879-4268-836b-a53af5cd4f83"
 RUN_ID = "bb3dd1f5-7fc1-400f-9c48-aafcb4c47d51"

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from connector.metrics.log_lines import ProgressLog, batch_line, partition_line
-from connector.metrics.progress import read_progress
+from kafka_rescalable.metrics.log_lines import ProgressLog, batch_line, partition_line
+from kafka_rescalable.metrics.progress import read_progress
 from tests.connector.metrics.progress_documents import (
     END,
     LATEST,

@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from connector.metrics.progress import (
+from kafka_rescalable.metrics.progress import (
     OUR_FORMAT,
     SPARK_KAFKA_FORMAT,
     PartitionLag,
     TopicLag,
     read_progress,
 )
-from state import OffsetState, PartitionOffset, TopicPartition
-from state.batch_edges import backlog_report
+from kafka_rescalable.state import OffsetState, PartitionOffset, TopicPartition
+from kafka_rescalable.state.batch_edges import backlog_report
 from tests.connector.metrics.progress_documents import (
     QUERY_ID,
     RATE_SOURCE,

@@ -10,9 +10,9 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from connector.errors import MetricsEndpointError
-from connector.metrics.progress import read_progress
-from connector.metrics.prometheus import PrometheusExporter
+from kafka_rescalable.errors import MetricsEndpointError
+from kafka_rescalable.metrics.progress import read_progress
+from kafka_rescalable.metrics.prometheus import PrometheusExporter
 from tests.connector.metrics.progress_documents import (
     END,
     LATEST,
@@ -124,7 +124,7 @@ def test_without_prometheus_client_the_error_names_the_extra() -> None:
     # A fresh interpreter where prometheus_client cannot be imported, as without the extra.
     code = (
         "import sys; sys.modules['prometheus_client'] = None\n"
-        "import connector.metrics as metrics\n"
+        "import kafka_rescalable.metrics as metrics\n"
         "try:\n"
         "    metrics.PrometheusExporter()\n"
         "except metrics.prometheus.MissingExtraError as error:\n"

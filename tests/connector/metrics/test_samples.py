@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from connector.metrics.progress import read_progress
-from connector.metrics.samples import (
+from kafka_rescalable.metrics.progress import read_progress
+from kafka_rescalable.metrics.samples import (
     BATCH_DURATION,
     METRICS,
     Sample,

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pytest
 from confluent_kafka import KafkaError, KafkaException
 
-from connector.sink.producing import DeliveryFailures, produce_all
-from connector.sink.rows import SinkColumns
+from kafka_rescalable.sink.producing import DeliveryFailures, produce_all
+from kafka_rescalable.sink.rows import SinkColumns
 
 FENCED = KafkaError(
     KafkaError._FENCED, "transactional producer fenced by newer producer instance", fatal=True

@@ -14,9 +14,9 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from connector.errors import InvalidOptionError, SinkInputError
-from connector.formats.options import PLAIN, PayloadFormat, PayloadOptions, PayloadSettings
-from connector.sink.rows import RowEncoders, SinkColumns, first_topic, kafka_records
+from kafka_rescalable.errors import InvalidOptionError, SinkInputError
+from kafka_rescalable.formats.options import PLAIN, PayloadFormat, PayloadOptions, PayloadSettings
+from kafka_rescalable.sink.rows import RowEncoders, SinkColumns, first_topic, kafka_records
 
 HEADERS = ArrayType(
     StructType([StructField("key", StringType()), StructField("value", BinaryType())])
@@ -167,14 +167,15 @@ class _RefusingCodec:
 def test_an_encoder_that_cannot_be_built_names_the_option_or_column(monkeypatch) -> None:
     columns = SinkColumns.from_schema(schema(value=ORDER), "t", typed(value="avro"))
     monkeypatch.setattr(
-        "connector.sink.rows.codec_for",
+        "kafka_rescalable.sink.rows.codec_for",
         lambda fmt: _RefusingCodec(NotImplementedError("writing 'avro' is not supported")),
     )
     with pytest.raises(InvalidOptionError, match="not supported") as refused:
         columns.encoders()
     assert refused.value.option == "valueFormat"
     monkeypatch.setattr(
-        "connector.sink.rows.codec_for", lambda fmt: _RefusingCodec(TypeError("no field 'qty'"))
+        "kafka_rescalable.sink.rows.codec_for",
+        lambda fmt: _RefusingCodec(TypeError("no field 'qty'")),
     )
     with pytest.raises(
         SinkInputError,

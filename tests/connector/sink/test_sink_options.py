@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from connector.config.options import parse_options
-from connector.errors import InvalidOptionError
-from connector.sink.options import DeliveryGuarantee, parse
+from kafka_rescalable.config.options import parse_options
+from kafka_rescalable.errors import InvalidOptionError
+from kafka_rescalable.sink.options import DeliveryGuarantee, parse
 
 SERVERS = {"kafka.bootstrap.servers": "127.0.0.1:9"}
 

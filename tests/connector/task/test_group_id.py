@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from connector.config.options import parse_options
-from connector.task import read_settings
+from kafka_rescalable.config.options import parse_options
+from kafka_rescalable.task import read_settings
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "events"}
 
