@@ -41,7 +41,11 @@ def main(bootstrap: str, topic: str, out_topic: str, workdir: str) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     seen: dict[str, object] = {
         "module": importlib.util.find_spec("pyspark_kafka_rescalable").origin,
-        "connector": importlib.util.find_spec("connector").origin,
+        "connector": importlib.util.find_spec("kafka_rescalable").origin,
+        # The distribution installs one import root: no generic top-level names.
+        "generic_names": [
+            name for name in ("connector", "state") if importlib.util.find_spec(name) is not None
+        ],
         "prefix": sys.prefix,
     }
 

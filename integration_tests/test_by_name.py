@@ -6,7 +6,7 @@ second), whose one ``.pth`` line puts the test run's own site-packages behind it
 dependencies (pyspark, confluent-kafka, pyarrow), so nothing is downloaded but the build's
 setuptools. A ``.pth`` line adds a directory without reading the ``.pth`` files in it, so the
 test run's editable install of this checkout stays out of sight: the new Python finds
-``connector`` and ``pyspark_kafka_rescalable`` only where pip put the wheel, as a user's
+``kafka_rescalable`` and ``pyspark_kafka_rescalable`` only where pip put the wheel, as a user's
 Python does after ``pip install kafka-rescalable``. The query runs in a fresh process with
 its own Spark session (PySpark looks the module up when a session first needs a Python data
 source, so the suite's session, which found this checkout's install, cannot stand in), from a
@@ -39,7 +39,11 @@ def install_wheel(tmp_path: Path) -> Path:
         capture_output=True,
     )
     (wheel,) = wheels.glob("kafka_rescalable-*.whl")
-    assert "pyspark_kafka_rescalable.py" in zipfile.ZipFile(wheel).namelist()
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pyspark_kafka_rescalable.py" in names
+    assert "kafka_rescalable/py.typed" in names
+    tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"kafka_rescalable", "pyspark_kafka_rescalable.py"}, sorted(tops)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -90,6 +94,7 @@ def test_an_installed_package_is_found_by_name_in_code_and_sql(
     venv = str(tmp_path / "venv")
     assert seen["prefix"] == venv
     assert seen["module"].startswith(venv) and seen["connector"].startswith(venv), seen
+    assert seen["generic_names"] == [], seen
     assert seen["batch"] == expected
     assert seen["stream"] == expected
     assert seen["sql_view"] == expected
