@@ -391,7 +391,8 @@ def _typed(run: Run, avro_only: bool = False) -> list[str]:
     runs = run.pick(run.args.runs, 1, 2)
     formats = run.args.typed_formats or formats
     jar = run.args.spark_protobuf_jar
-    return typed.typed_section(run.bootstrap, runs, _say, sizes, formats, jar)
+    results = typed.measure_typed(run.bootstrap, runs, _say, sizes, formats, jar)
+    return typed.typed_section(results, runs)
 
 
 def _partitions(run: Run) -> list[str]:

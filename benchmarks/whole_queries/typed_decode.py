@@ -198,16 +198,8 @@ def _rounds(
     )
 
 
-def typed_section(
-    bootstrap: str,
-    runs: int,
-    say: Callable[[str], None],
-    sizes: Sequence[int] = RECORDS,
-    formats: Sequence[str] = DEFAULT_FORMATS,
-    protobuf_jar: Path | None = None,
-) -> list[str]:
-    """Run :func:`measure_typed`; return the report's heading and table."""
-    results = measure_typed(bootstrap, runs, say, sizes, formats, protobuf_jar)
+def typed_section(results: TypedResults, runs: int) -> list[str]:
+    """Return the report's heading (our decoder, ``runs`` timed runs) and table."""
     return [
         f"## Typed records: ours ({results.decoder} decoder) against Spark's JVM decoders "
         f"(order records, best of {runs} timed runs)",
