@@ -34,11 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from benchmarks.session import BUILTIN, OURS
 from benchmarks.whole_queries.avro_records import ORDER_SCHEMA, ORDER_SCHEMA_JSON, order_type
 from benchmarks.whole_queries.order_encodings import ORDER_DDL, ORDER_MESSAGE
 
 __all__ = [
+    "FAMILIES",
     "FORMATS",
     "JVM",
     "NATIVE_ENV",
@@ -49,11 +52,13 @@ __all__ = [
     "TypedFormat",
     "decode_orders",
     "decoded",
-    "spark_decoder",
+    "spark_decoders",
     "spark_protobuf_jars",
-    "worker_decoder",
+    "worker_decoders",
 ]
 
+FAMILIES = ("avro", "protobuf", "json")
+"""What our source decodes with one decoder each, native or Python."""
 OURS_SIDE = "ours"
 JVM = "jvm"
 NATIVE_ENV = "KAFKA_RESCALABLE_NATIVE"
@@ -72,6 +77,8 @@ class TypedFormat:
     """The topic's encoding (:data:`~benchmarks.whole_queries.order_encodings.ENCODINGS`)."""
     title: str
     jvm_title: str
+    family: str = ""
+    """Our decoder's family (:data:`FAMILIES`); none when our side does not decode."""
     jvm_format: str = ""
     """The format whose JVM contender this one shares (``avro-udf`` shares ``avro``'s)."""
 
@@ -85,17 +92,22 @@ FORMATS: dict[str, TypedFormat] = {
     f.name: f
     for f in (
         TypedFormat("binary", "avro", "binary (no decoding)", "built-in, bytes"),
-        TypedFormat("avro", "avro", "Avro, schema inline", "built-in + from_avro"),
+        TypedFormat("avro", "avro", "Avro, schema inline", "built-in + from_avro", "avro"),
         TypedFormat(
             "avro-registry",
             "avro-framed",
             "Avro, registry-framed",
             "built-in + from_avro(substring(value, 6))",
+            "avro",
         ),
-        TypedFormat("protobuf", "protobuf", "Protobuf", "built-in + from_protobuf"),
-        TypedFormat("json", "json", "JSON", "built-in + from_json"),
+        TypedFormat("protobuf", "protobuf", "Protobuf", "built-in + from_protobuf", "protobuf"),
+        TypedFormat("json", "json", "JSON", "built-in + from_json", "json"),
         TypedFormat(
-            "avro-udf", "avro", "Avro, bytes + Arrow UDF (fastavro)", "built-in + from_avro", "avro"
+            "avro-udf",
+            "avro",
+            "Avro, bytes + Arrow UDF (fastavro)",
+            "built-in + from_avro",
+            jvm_format="avro",
         ),
     )
 }
@@ -151,14 +163,14 @@ def decoded(spark: Any, contender: Contender, topic: str, reading: Reading, batc
     return frame.select(value.alias("v")).select("v.*")
 
 
-def decode_orders(values: Any) -> Any:
+def decode_orders(values: pa.Array) -> pa.Array:
     """Decode each plain Avro value with fastavro and build the struct: the Arrow UDF.
 
     What a user would write: one ``schemaless_reader`` call per record, the parsed schema and
-    the Arrow type built once per Python worker.
+    the Arrow type built once per Python worker. The annotations are Arrow's types, not
+    ``Any``: ``arrow_udf`` reads them to choose how to call the function.
     """
     import fastavro
-    import pyarrow as pa
 
     parsed, arrow_type = _udf_schema()
     read = fastavro.schemaless_reader
@@ -170,7 +182,7 @@ def decode_orders(values: Any) -> Any:
 
 
 @functools.cache
-def _udf_schema() -> tuple[Any, Any]:
+def _udf_schema() -> tuple[Any, pa.DataType]:
     import fastavro
     from pyspark.sql.pandas.types import to_arrow_type
 
@@ -215,25 +227,32 @@ def _jvm_decoder(name: str, reading: Reading) -> Any:
     raise ValueError(msg)
 
 
-def worker_decoder(_index: Any = None) -> str:
-    """Return the decoder our source uses in this Python process: ``native`` or ``python``.
+def worker_decoders(_index: Any = None) -> dict[str, str]:
+    """Return, per decoding family, the decoder our source uses here: ``native`` or ``python``.
 
     The contract of the native core: it is the separate distribution
-    ``kafka_rescalable_native``, used when it imports, unless :data:`NATIVE_ENV` is ``0``.
-    Run it in a Spark Python worker (``spark_decoder``) to see what the executors use.
+    ``kafka_rescalable_native``, used when it imports, unless :data:`NATIVE_ENV` is ``0``. It
+    may decode some formats only (Avro first): a family counts as native when the core
+    exports a decoder named after it (``AvroDecoder``, ``ProtobufDecoder``, ...). Run this in
+    a Spark Python worker (:func:`spark_decoders`) to see what the executors use.
     """
-    if os.environ.get(NATIVE_ENV) == "0":
-        return "python"
-    try:
-        import kafka_rescalable_native  # noqa: F401
-    except ImportError:
-        return "python"
-    return "native"
+    exported: list[str] = []
+    if os.environ.get(NATIVE_ENV, "").strip() != "0":
+        try:
+            import kafka_rescalable_native as core
+        except ImportError:
+            pass
+        else:
+            exported = [name.lower() for name in dir(core)]
+    return {
+        family: "native" if any(name.startswith(family) for name in exported) else "python"
+        for family in FAMILIES
+    }
 
 
-def spark_decoder(spark: Any) -> str:
-    """Return :func:`worker_decoder` as run in one of ``spark``'s Python workers."""
-    return spark.sparkContext.parallelize([0], 1).map(worker_decoder).collect()[0]
+def spark_decoders(spark: Any) -> dict[str, str]:
+    """Return :func:`worker_decoders` as run in one of ``spark``'s Python workers."""
+    return spark.sparkContext.parallelize([0], 1).map(worker_decoders).collect()[0]
 
 
 @functools.cache

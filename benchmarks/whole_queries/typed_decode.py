@@ -16,9 +16,9 @@ written. Per size, each contender runs once first (a warm-up, reported apart), t
 times in rotating order; the best timed run counts, as in the throughput benchmark. A size's
 topics are deleted before the next size is written.
 
-Our decoder (the native core or the pure-Python fallback) is whatever the session's Python
-workers load; it is asked of a worker and named in the table (``KAFKA_RESCALABLE_NATIVE=0``
-in the environment forces the fallback).
+Our decoders (the native core or the pure-Python fallback, per format) are whatever the
+session's Python workers load; they are asked of a worker and named in the table
+(``KAFKA_RESCALABLE_NATIVE=0`` in the environment forces the fallback).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from benchmarks.whole_queries.typed_contenders import (
     Contender,
     Reading,
     decoded,
-    spark_decoder,
+    spark_decoders,
     spark_protobuf_jars,
 )
 
@@ -95,10 +95,23 @@ class TypedRun:
 
 @dataclass(frozen=True)
 class TypedResults:
-    """Every run, and the decoder our source used: ``native`` or ``python``."""
+    """Every run, and the decoder our source used per family: ``native`` or ``python``."""
 
-    decoder: str
+    decoders: Mapping[str, str]
     runs: list[TypedRun]
+    """Filled size by size, in the order of :func:`contenders_of`."""
+
+    def label(self, name: str) -> str:
+        """Name our side of format ``name``: ``ours (native)``, ``ours + UDF``, ``ours``."""
+        if name == "avro-udf":
+            return "ours + UDF"
+        family = FORMATS[name].family
+        return f"ours ({self.decoders[family]})" if family else "ours"
+
+    def summary(self) -> str:
+        """``Avro native, Protobuf python, JSON python``: our decoders, for a heading."""
+        names = {"avro": "Avro", "protobuf": "Protobuf", "json": "JSON"}
+        return ", ".join(f"{names[family]} {path}" for family, path in self.decoders.items())
 
 
 def contenders_of(formats: Sequence[str]) -> list[Contender]:
@@ -140,7 +153,6 @@ def measure_typed(
     active = [c for c in contenders if c not in skipped]
     encodings = sorted({FORMATS[c.format].encoding for c in contenders})
     run_id = uuid.uuid4().hex[:8]
-    results = []
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-typed-")))
         registry_url = _start_registry(stack) if "avro-framed" in encodings else None
@@ -152,8 +164,8 @@ def measure_typed(
         jars = [*spark_avro_jars(), *protobuf_jars]
         spark = spark_session(scratch / "warehouse", extra_jars=jars)
         stack.callback(spark.stop)
-        decoder = spark_decoder(spark)
-        say(f"\nTyped records: our source decodes with its {decoder} decoder")
+        results = TypedResults(spark_decoders(spark), [])
+        say(f"\nTyped records: our source's decoders: {results.summary()}")
         for contender in active:
             topic = check[FORMATS[contender.format].encoding]
             _check_rows(decoded(spark, contender, topic, reading, batch=True), contender)
@@ -166,11 +178,11 @@ def measure_typed(
                 f"written in {time.perf_counter() - started:.0f} s"
             )
             first, best = _rounds(spark, active, runs, topics, size, reading, say)
-            results += [
+            results.runs.extend(
                 TypedRun(size, c, first.get(c), best.get(c), skipped.get(c, "")) for c in contenders
-            ]
+            )
             delete_topics(bootstrap, topics.values())
-    return TypedResults(decoder, results)
+    return results
 
 
 def _rounds(
@@ -199,10 +211,10 @@ def _rounds(
 
 
 def typed_section(results: TypedResults, runs: int) -> list[str]:
-    """Return the report's heading (our decoder, ``runs`` timed runs) and table."""
+    """Return the report's heading (our decoders, ``runs`` timed runs) and table."""
     return [
-        f"## Typed records: ours ({results.decoder} decoder) against Spark's JVM decoders "
-        f"(order records, best of {runs} timed runs)",
+        f"## Typed records: ours against Spark's JVM decoders (order records, best of {runs} "
+        f"timed runs; our decoders: {results.summary()})",
         typed_table(results),
     ]
 
@@ -221,7 +233,7 @@ def typed_table(results: TypedResults) -> str:
         shape = FORMATS[contender.format]
         ours = by_key[(records, contender)]
         jvm = by_key.get((records, Contender(shape.jvm_key, JVM)))
-        label = "ours" if contender.format == "binary" else f"ours ({results.decoder})"
+        label = results.label(contender.format)
         ratio = ratio_in_batches = "-"
         if ours.best and jvm and jvm.best:
             ratio = f"{ours.best.rows_per_second / jvm.best.rows_per_second:.2f}"

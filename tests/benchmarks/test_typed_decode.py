@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
+import sys
+import types
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,7 +26,7 @@ from benchmarks.whole_queries.typed_contenders import (
     Contender,
     decode_orders,
     spark_protobuf_jars,
-    worker_decoder,
+    worker_decoders,
 )
 from benchmarks.whole_queries.typed_decode import (
     TypedResults,
@@ -139,11 +141,14 @@ def test_the_table_names_our_decoder_gives_ratios_and_says_what_did_not_run() ->
         TypedRun(1_000, Contender("protobuf", JVM), None, None, "no jar"),
     ]
 
-    heading, table = typed_section(TypedResults("native", runs), 2)
+    decoders = {"avro": "native", "protobuf": "python", "json": "python"}
+    heading, table = typed_section(TypedResults(decoders, runs), 2)
     lines = table.splitlines()
 
-    assert heading.startswith("## Typed records: ours (native decoder) against Spark's JVM")
-    assert "best of 2 timed runs" in heading
+    assert heading.endswith(
+        "(order records, best of 2 timed runs; our decoders: Avro native, Protobuf python, "
+        "JSON python)"
+    )
 
     assert lines[2] == (
         "| 1,000 | binary (no decoding) | ours | 1,000 | 1.0 (0.5) | built-in, bytes | "
@@ -151,23 +156,24 @@ def test_the_table_names_our_decoder_gives_ratios_and_says_what_did_not_run() ->
     )
     assert lines[3].startswith("| 1,000 | Avro, schema inline | ours (native) | 1,000 |")
     assert lines[3].endswith("| built-in + from_avro | 500 | 2.0 (1.0) | 2.00 | 2.00 |")
+    assert lines[4].startswith("| 1,000 | Protobuf | ours (python) | 250 |")
     assert "| built-in + from_protobuf | not run: no jar |" in lines[4]
     assert lines[4].endswith("| - | - |")
 
 
-def test_the_decoder_is_the_fallback_when_forced_or_when_the_core_is_missing(
+def test_a_family_is_native_only_where_the_core_exports_its_decoder_and_is_not_forced_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv(NATIVE_ENV, "0")
-    assert worker_decoder() == "python"
+    core = types.ModuleType("kafka_rescalable_native")
+    core.AvroDecoder = object  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kafka_rescalable_native", core)
 
+    assert worker_decoders() == {"avro": "native", "protobuf": "python", "json": "python"}
+    monkeypatch.setenv(NATIVE_ENV, "0")
+    assert worker_decoders() == {"avro": "python", "protobuf": "python", "json": "python"}
     monkeypatch.delenv(NATIVE_ENV)
-    try:
-        import kafka_rescalable_native  # noqa: F401
-    except ImportError:
-        assert worker_decoder() == "python"
-    else:
-        assert worker_decoder() == "native"
+    monkeypatch.setitem(sys.modules, "kafka_rescalable_native", None)  # import fails
+    assert worker_decoders() == {"avro": "python", "protobuf": "python", "json": "python"}
 
 
 def test_without_a_spark_protobuf_jar_the_reason_says_how_to_give_one(tmp_path: Path) -> None:
