@@ -28,6 +28,7 @@ spark-protobuf is not on Maven Central (as reached here), so its jar is given by
 from __future__ import annotations
 
 import functools
+import importlib.util
 import io
 import os
 from dataclasses import dataclass
@@ -232,9 +233,11 @@ def worker_decoders(_index: Any = None) -> dict[str, str]:
 
     The contract of the native core: it is the separate distribution
     ``kafka_rescalable_native``, used when it imports, unless :data:`NATIVE_ENV` is ``0``. It
-    may decode some formats only (Avro first): a family counts as native when the core
-    exports a decoder named after it (``AvroDecoder``, ``ProtobufDecoder``, ...). Run this in
-    a Spark Python worker (:func:`spark_decoders`) to see what the executors use.
+    may decode some formats only (Avro first), and the connector uses it for a format only
+    where it has the glue: a family counts as native when the connector has a module
+    ``kafka_rescalable.formats.native_<family>`` and the core exports a decoder named after
+    the family (``AvroDecoder``, ...). Run this in a Spark Python worker
+    (:func:`spark_decoders`) to see what the executors use.
     """
     exported: list[str] = []
     if os.environ.get(NATIVE_ENV, "").strip() != "0":
@@ -245,9 +248,15 @@ def worker_decoders(_index: Any = None) -> dict[str, str]:
         else:
             exported = [name.lower() for name in dir(core)]
     return {
-        family: "native" if any(name.startswith(family) for name in exported) else "python"
+        family: "native"
+        if any(name.startswith(family) for name in exported) and _has_glue(family)
+        else "python"
         for family in FAMILIES
     }
+
+
+def _has_glue(family: str) -> bool:
+    return importlib.util.find_spec(f"kafka_rescalable.formats.native_{family}") is not None
 
 
 def spark_decoders(spark: Any) -> dict[str, str]:

@@ -161,19 +161,24 @@ def test_the_table_names_our_decoder_gives_ratios_and_says_what_did_not_run() ->
     assert lines[4].endswith("| - | - |")
 
 
-def test_a_family_is_native_only_where_the_core_exports_its_decoder_and_is_not_forced_off(
+def test_a_family_is_native_only_where_the_core_and_the_connector_have_it_and_not_forced_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    core = types.ModuleType("kafka_rescalable_native")
-    core.AvroDecoder = object  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "kafka_rescalable_native", core)
+    from benchmarks.whole_queries import typed_contenders
 
-    assert worker_decoders() == {"avro": "native", "protobuf": "python", "json": "python"}
+    core = types.ModuleType("kafka_rescalable_native")
+    core.AvroDecoder = core.JsonDecoder = object  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kafka_rescalable_native", core)
+    glue = {"avro", "protobuf"}  # the connector's native_avro, native_protobuf modules
+    monkeypatch.setattr(typed_contenders, "_has_glue", lambda family: family in glue)
+    python = {"avro": "python", "protobuf": "python", "json": "python"}
+
+    assert worker_decoders() == {**python, "avro": "native"}
     monkeypatch.setenv(NATIVE_ENV, "0")
-    assert worker_decoders() == {"avro": "python", "protobuf": "python", "json": "python"}
+    assert worker_decoders() == python
     monkeypatch.delenv(NATIVE_ENV)
     monkeypatch.setitem(sys.modules, "kafka_rescalable_native", None)  # import fails
-    assert worker_decoders() == {"avro": "python", "protobuf": "python", "json": "python"}
+    assert worker_decoders() == python
 
 
 def test_without_a_spark_protobuf_jar_the_reason_says_how_to_give_one(tmp_path: Path) -> None:
