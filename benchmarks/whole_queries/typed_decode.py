@@ -109,9 +109,14 @@ class TypedResults:
         return f"ours ({self.decoders[family]})" if family else "ours"
 
     def summary(self) -> str:
-        """``Avro native, Protobuf python, JSON python``: our decoders, for a heading."""
+        """``Avro native, JSON python``: our decoders of the formats run (all, before a run)."""
         names = {"avro": "Avro", "protobuf": "Protobuf", "json": "JSON"}
-        return ", ".join(f"{names[family]} {path}" for family, path in self.decoders.items())
+        run = {FORMATS[r.contender.format].family for r in self.runs}
+        return ", ".join(
+            f"{names[family]} {path}"
+            for family, path in self.decoders.items()
+            if family in run or not self.runs
+        )
 
 
 def contenders_of(formats: Sequence[str]) -> list[Contender]:
