@@ -78,7 +78,8 @@ def test_the_command_line_page_gets_each_commands_help() -> None:
 def _snippets_run_by_tests() -> set[str]:
     found: set[str] = set()
     for module in (ROOT / "integration_tests").glob("*.py"):
-        found |= set(re.findall(r'run_snippet\(\s*"([^"]+)"', module.read_text(encoding="utf-8")))
+        text = module.read_text(encoding="utf-8")
+        found |= set(re.findall(r'run_snippet\(\s*"([\w-]+\.py)"', text))
     return found
 
 
@@ -101,3 +102,12 @@ def test_the_errors_page_covers_every_public_error() -> None:
     assert errors, "no error class in kafka_rescalable.__all__"
     missing = [name for name in errors if f"`{name}`" not in page]
     assert missing == []
+
+
+def test_every_batch_write_of_the_docs_says_append() -> None:
+    # Spark's default save mode, ErrorIfExists, is refused for a Python data source: a batch
+    # write shown without .mode("append") fails as the reader copies it.
+    for path in SNIPPETS.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        writes = len(re.findall(r"\.write\.format\(", text))
+        assert len(re.findall(r'\.mode\("append"\)', text)) == writes, path.name

@@ -15,34 +15,50 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kafka_rescalable.inspect.cli import main as inspect_main
+from kafka_rescalable.inspect import cli as inspect_cli
 from kafka_rescalable.testing.local_kafka import main as local_kafka_main
 
 log = logging.getLogger("mkdocs.hooks.cli_help")
 
 MARKER = re.compile(r"<!-- cli-help: ([a-z-]+) -->")
 
-COMMANDS: dict[str, Callable[[Sequence[str]], Any]] = {
-    "kafka-rescalable-inspect": inspect_main,
-    "kafka-rescalable-local-kafka": local_kafka_main,
+
+
+def _inspect_help(command: str) -> str:
+    # Its parser names itself ``python -m kafka_rescalable.inspect``; the page shows the script.
+    parser = inspect_cli._parser()
+    parser.prog = command
+    return parser.format_help()
+
+
+def _main_help(main: Callable[[Sequence[str]], Any]) -> Callable[[str], str]:
+    def text(command: str) -> str:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            main(["--help"])
+        return out.getvalue()
+
+    return text
+
+
+COMMANDS: dict[str, Callable[[str], str]] = {
+    "kafka-rescalable-inspect": _inspect_help,
+    "kafka-rescalable-local-kafka": _main_help(local_kafka_main),
 }
-"""The console scripts of pyproject.toml, by name, and the function each one runs."""
+"""The console scripts of pyproject.toml, by name, and how to get each one's help."""
 
 
 def help_text(command: str) -> str:
-    """Return what ``command --help`` prints, at a fixed width, under the script's name."""
-    out = io.StringIO()
+    """Return what ``command --help`` prints, at a fixed width, as a Markdown code block."""
     saved = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"
     try:
-        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
-            COMMANDS[command](["--help"])
+        text = COMMANDS[command](command)
     finally:
         if saved is None:
             del os.environ["COLUMNS"]
         else:
             os.environ["COLUMNS"] = saved
-    text = out.getvalue().replace("python -m kafka_rescalable.inspect", command)
     return f"```text\n{text.rstrip()}\n```"
 
 

@@ -26,8 +26,9 @@ try:
 except AnalysisException as error:
     if "kafka_rescalable.errors.InvalidOptionError" not in str(error):
         raise
-    message = next(line for line in str(error).splitlines() if "InvalidOptionError" in line)
-    print(message)  # ...InvalidOptionError: Invalid option 'startingoffset': ... Did you mean
+    ours = "kafka_rescalable.errors.InvalidOptionError: "
+    message = next(line for line in str(error).splitlines() if line.startswith(ours))
+    print(message)  # ...: Invalid option 'startingoffset': ... Did you mean 'startingOffsets'?
 # --8<-- [end:in-spark]
 
 taken = socket.socket()
