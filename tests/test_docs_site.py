@@ -62,10 +62,11 @@ def test_the_generated_tables_show_the_codes_defaults_and_modes() -> None:
     hook = _hook("options_table")
     source = hook.table("source")
     assert "| `startingOffsets` | `earliest`, `latest` or JSON | `latest` (stream), " in source
+    assert "| ✱ `parallelism` | integer ≥ 1 or `auto` |  | ✓ | ✓ |" in source
     assert re.search(r"\| `endingOffsets` \|[^|]*\| `latest` \|  \| ✓ \|", source)
     assert "| `topic` |" not in source
     sink = hook.table("sink")
-    assert "| `deliveryGuarantee` | `at-least-once` or `exactly-once` | `at-least-once` |" in sink
+    assert "| ✱ `deliveryGuarantee` | `at-least-once` or `exactly-once` | `at-least-once` |" in sink
     assert "| `mode` |" not in sink
 
 

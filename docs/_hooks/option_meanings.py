@@ -12,6 +12,24 @@ from __future__ import annotations
 
 from typing import Final
 
+OURS: Final[frozenset[str]] = frozenset({
+    "startingOffsetsFromGroup",
+    "minRecordsPerPartition",
+    "fetchOffset.retryTimeout",
+    "missingTopicTimeout",
+    "parallelism",
+    "parallelismUiUrl",
+    "commitOffsetsToGroup",
+    "maxEventTimeDrift",
+    "idleTimeout",
+    *(f"{column}{what}" for column in ("key", "value")
+      for what in ("Format", "Schema", "Message", "Subject", "Framing")),
+    "mode",
+    "deliveryGuarantee",
+    "transactionalIdPrefix",
+})
+"""Options of this project, which Spark's built-in Kafka source and sink do not have (✱)."""
+
 SOURCE: Final[dict[str, str]] = {
     "subscribe": (
         "Topics to read. An internal topic such as `__consumer_offsets` is read when named. "

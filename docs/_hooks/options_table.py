@@ -79,6 +79,9 @@ def problems() -> list[str]:
             if kind_of(option) is None:
                 found.append(f"option {option.name!r}: docs/_hooks/options_table.py KINDS lacks "
                              f"its parser {option.parse!r}")
+    every = {option.name for option in side_options("source") + side_options("sink")}
+    for name in sorted(option_meanings.OURS - every):
+        found.append(f"option_meanings.OURS names {name!r}, which is no option")
     return found
 
 
@@ -99,7 +102,8 @@ def table(side: str) -> str:
         if option.overridden_by:
             winners = ", ".join(f"`{name}`" for name in option.overridden_by)
             meaning += f" Not read when {winners} is given."
-        cells = [f"`{option.name}`", kind_of(option) or "", default_of(option)]
+        mark = "✱ " if option.name in option_meanings.OURS else ""
+        cells = [f"{mark}`{option.name}`", kind_of(option) or "", default_of(option)]
         if side == "source":
             cells += ["✓" if mode in option.modes else "" for mode in ("stream", "batch")]
         cells.append(meaning)
