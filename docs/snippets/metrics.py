@@ -55,3 +55,4 @@ progress_log = log_progress(spark)  # one INFO line per batch on "kafka_rescalab
 logging.getLogger("kafka_rescalable.metrics").setLevel(logging.DEBUG)  # and one per partition
 # --8<-- [end:log]
 progress_log.stop()
+logging.getLogger("kafka_rescalable.metrics").setLevel(logging.NOTSET)  # as it was, for others
