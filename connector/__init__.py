@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_rescalable.errors import (
     CheckpointOffsetError,
     DataLossError,
+    EnvironmentPackError,
     InvalidOptionError,
     KafkaAuthenticationError,
     KafkaAuthorizationError,
@@ -62,6 +63,7 @@ __all__ = [
     "CheckpointOffsetError",
     "DataLossError",
     "DuplicatePartitionError",
+    "EnvironmentPackError",
     "ForeignCheckpointError",
     "InvalidOptionError",
     "KafkaAuthenticationError",

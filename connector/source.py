@@ -14,6 +14,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from kafka_rescalable._executor_guard import ShippedToExecutors
 from kafka_rescalable.config.kafka_config import check_client_accepts
 from kafka_rescalable.config.options import KafkaSourceOptions, Mode, parse_options
 from kafka_rescalable.config.table import OPTIONS
@@ -34,7 +35,7 @@ from kafka_rescalable.sink.writer import make_writer
 __all__ = ["KafkaSource"]
 
 
-class KafkaSource(DataSource):
+class KafkaSource(ShippedToExecutors, DataSource):
     """Read Kafka with ``spark.readStream.format("kafka-rescalable")`` or ``spark.read``.
 
     Write to it with ``df.writeStream`` or ``df.write`` in the same format (the sink).
@@ -136,7 +137,7 @@ def check_options(options: Mapping[str, str]) -> KafkaSourceOptions:
     return checked
 
 
-class _RefusedStreamReader(DataSourceStreamReader):
+class _RefusedStreamReader(ShippedToExecutors, DataSourceStreamReader):
     """A stream reader for refused options: every call raises the refusal."""
 
     def __init__(self, error: KafkaSourceError) -> None:
