@@ -19,6 +19,7 @@ from kafka_rescalable.config.kafka_config import check_client_accepts
 from kafka_rescalable.config.options import KafkaSourceOptions, Mode, parse_options
 from kafka_rescalable.config.table import OPTIONS
 from kafka_rescalable.driver.batch_reader import KafkaBatchReader
+from kafka_rescalable.driver.interpreter import warn_about_executor_python
 from kafka_rescalable.driver.stream_reader import KafkaStreamReader
 from kafka_rescalable.errors import KafkaSourceError
 from kafka_rescalable.executor.tasks import read_input_partition
@@ -69,6 +70,7 @@ class KafkaSource(ShippedToExecutors, DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         """Return the batch reader, for ``spark.read``."""
         options = self._parse("batch")
+        warn_about_executor_python()
         return KafkaBatchReader(options, read_input_partition, _decode_plan(options, schema))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
@@ -80,6 +82,7 @@ class KafkaSource(ShippedToExecutors, DataSource):
         """
         try:
             options = self._parse("stream")
+            warn_about_executor_python()
             return KafkaStreamReader(options, read_input_partition, _decode_plan(options, schema))
         except KafkaSourceError as error:
             return _RefusedStreamReader(error)
@@ -89,10 +92,12 @@ class KafkaSource(ShippedToExecutors, DataSource):
 
         See the README's "Writing to Kafka" for the options and ``kafka_rescalable.sink``.
         """
+        warn_about_executor_python()
         return make_writer(self.options, schema, overwrite, streaming=False)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         """Return the micro-batch writer, for ``df.writeStream``; checked as ``writer``."""
+        warn_about_executor_python()
         return make_writer(self.options, schema, overwrite, streaming=True)
 
     def _parse(self, mode: Mode) -> KafkaSourceOptions:
