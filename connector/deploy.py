@@ -15,7 +15,7 @@ folder, and prints the two Spark settings that use it::
 Each executor unpacks the archive into its working directory and its Python workers find
 the folder through that relative ``PYTHONPATH``. Not packed: pyspark and py4j (the workers'
 Spark gives its own Python code to every Python worker; leaving them out keeps the archive
-around 60 MB instead of half a gigabyte) and no interpreter: the executors run their own
+around 65 MB instead of half a gigabyte) and no interpreter: the executors run their own
 ``python3``, which must be the same Python minor version on the same platform as here
 (docs/deploy/cluster.md says why and what to set).
 
