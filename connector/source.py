@@ -14,10 +14,12 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from kafka_rescalable._executor_guard import ShippedToExecutors
 from kafka_rescalable.config.kafka_config import check_client_accepts
 from kafka_rescalable.config.options import KafkaSourceOptions, Mode, parse_options
 from kafka_rescalable.config.table import OPTIONS
 from kafka_rescalable.driver.batch_reader import KafkaBatchReader
+from kafka_rescalable.driver.interpreter import warn_about_executor_python
 from kafka_rescalable.driver.stream_reader import KafkaStreamReader
 from kafka_rescalable.errors import KafkaSourceError
 from kafka_rescalable.executor.tasks import read_input_partition
@@ -34,7 +36,7 @@ from kafka_rescalable.sink.writer import make_writer
 __all__ = ["KafkaSource"]
 
 
-class KafkaSource(DataSource):
+class KafkaSource(ShippedToExecutors, DataSource):
     """Read Kafka with ``spark.readStream.format("kafka-rescalable")`` or ``spark.read``.
 
     Write to it with ``df.writeStream`` or ``df.write`` in the same format (the sink).
@@ -68,6 +70,7 @@ class KafkaSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         """Return the batch reader, for ``spark.read``."""
         options = self._parse("batch")
+        warn_about_executor_python()
         return KafkaBatchReader(options, read_input_partition, _decode_plan(options, schema))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
@@ -79,6 +82,7 @@ class KafkaSource(DataSource):
         """
         try:
             options = self._parse("stream")
+            warn_about_executor_python()
             return KafkaStreamReader(options, read_input_partition, _decode_plan(options, schema))
         except KafkaSourceError as error:
             return _RefusedStreamReader(error)
@@ -88,10 +92,12 @@ class KafkaSource(DataSource):
 
         See the README's "Writing to Kafka" for the options and ``kafka_rescalable.sink``.
         """
+        warn_about_executor_python()
         return make_writer(self.options, schema, overwrite, streaming=False)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         """Return the micro-batch writer, for ``df.writeStream``; checked as ``writer``."""
+        warn_about_executor_python()
         return make_writer(self.options, schema, overwrite, streaming=True)
 
     def _parse(self, mode: Mode) -> KafkaSourceOptions:
@@ -136,7 +142,7 @@ def check_options(options: Mapping[str, str]) -> KafkaSourceOptions:
     return checked
 
 
-class _RefusedStreamReader(DataSourceStreamReader):
+class _RefusedStreamReader(ShippedToExecutors, DataSourceStreamReader):
     """A stream reader for refused options: every call raises the refusal."""
 
     def __init__(self, error: KafkaSourceError) -> None:

@@ -116,6 +116,28 @@ def test_a_catalog_tables_properties_are_refused_saying_what_works() -> None:
     assert "CREATE TEMPORARY VIEW" in str(caught.value)
 
 
+def test_a_catalog_table_without_options_is_refused_saying_what_works() -> None:
+    # What Spark 4.3 hands schema() for CREATE TABLE t USING `kafka-rescalable`: its own two.
+    with pytest.raises(InvalidOptionError) as caught:
+        parse_options({"owner": "someone", "provider": "kafka-rescalable"}, "stream")
+    assert caught.value.option == "provider"
+    message = str(caught.value)
+    assert "CREATE TABLE ... USING `kafka-rescalable` is not supported" in message
+    assert "CREATE TEMPORARY VIEW name USING `kafka-rescalable` OPTIONS (" in message
+    assert "does not know it" not in message
+
+
+def test_no_options_at_all_says_what_a_sql_table_read_needs_instead() -> None:
+    # What Spark 4.3 hands reader() for SELECT from a table created with columns and OPTIONS.
+    with pytest.raises(InvalidOptionError) as caught:
+        parse_options({}, "batch")
+    assert caught.value.option == "kafka.bootstrap.servers"
+    assert "CREATE TEMPORARY VIEW name USING `kafka-rescalable` OPTIONS (" in str(caught.value)
+    with pytest.raises(InvalidOptionError) as caught:
+        parse_options({"subscribe": "orders"}, "batch")
+    assert "CREATE TEMPORARY VIEW" not in str(caught.value), "options were given: no SQL hint"
+
+
 def test_a_batch_only_option_is_refused_in_a_stream() -> None:
     for option in OPTIONS:
         if "stream" in option.modes:
