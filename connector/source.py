@@ -16,6 +16,7 @@ from pyspark.sql.types import StructType
 
 from kafka_rescalable.config.kafka_config import check_client_accepts
 from kafka_rescalable.config.options import KafkaSourceOptions, Mode, parse_options
+from kafka_rescalable.config.redaction import warn_shown_by_spark
 from kafka_rescalable.config.table import OPTIONS
 from kafka_rescalable.driver.batch_reader import KafkaBatchReader
 from kafka_rescalable.driver.stream_reader import KafkaStreamReader
@@ -65,12 +66,14 @@ class KafkaSource(DataSource):
 
         Spark asks for it when the DataFrame is defined (``load()``), before it knows whether
         the DataFrame is read as a batch or a stream; that is where bad options are refused,
-        so a typo fails at once, with our message, not when the query starts. With a typed
+        so a typo fails at once, with our message, not when the query starts, and where a
+        secret Spark would print in the plan is warned about. With a typed
         key or value (``valueFormat``), that column's type replaces the bytes, and the schema
         is declared as DDL (see :mod:`kafka_rescalable.formats.declared`); a registry subject's
         latest version is looked up here, and kept for the readers (``_defined_readers``).
         """
         options = check_options(self.options)
+        warn_shown_by_spark(self.options)
         base = spark_schema(options.include_headers)
         payloads = options.payloads
         readers = resolve_readers(payloads, subscribed_topics(options.subscription))

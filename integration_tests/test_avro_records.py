@@ -32,6 +32,7 @@ from integration_tests.spark_helpers import (
     start_parquet_stream,
     wait_until,
 )
+from kafka_rescalable.config.redaction import shown_by_spark
 from kafka_rescalable.formats.avro_codec import CODEC
 from kafka_rescalable.formats.codec import WriterColumn
 from kafka_rescalable.formats.options import (
@@ -481,6 +482,22 @@ def test_no_registry_credential_shows_in_explain_progress_or_checkpoint(
         query.stop()
     assert "kafka-rescalable" in explained  # the plans were printed
     assert secret not in explained
+    # The secrets Spark prints in a stream's plan are those the connector warns about.
+    explained_only = {
+        **options,
+        "valueSchema": json.dumps(EVOLVED_V1),  # not read: no registry asked at load()
+        "schema.registry.basic.auth.user.info": "ann:user-info-9a1",
+        "kafka.sasl.password": "sasl-9a2",
+        "kafka.ssl.key.pem": "pem-9a3",
+    }
+    kafka_stream(spark, kafka_bootstrap, topic_name, **explained_only).explain(True)
+    plan = capsys.readouterr().out
+    shown = shown_by_spark({"kafka.bootstrap.servers": kafka_bootstrap, **explained_only})
+    assert shown == ["kafka.ssl.key.pem", "schema.registry.basic.auth.user.info"]
+    secrets = ("schema.registry.basic.auth.user.info", "kafka.ssl.key.pem", "kafka.sasl.password")
+    for name in secrets:
+        assert (explained_only[name] in plan) == (name in shown), name
+    assert secret not in plan
     assert secret not in progress
     checkpoint_text = "\n".join(
         path.read_text(errors="replace")
