@@ -109,7 +109,7 @@ class DriverConnection:
         self._errors.clear()
         while True:
             attempts += 1
-            client = self._client()
+            client = self.client()
             remaining = deadline - time.monotonic()
             # A slow but healthy cluster gets longer each time, up to what is left.
             limit = self.timeout_s * min(2 ** (attempts - 1), 8)
@@ -143,7 +143,7 @@ class DriverConnection:
             serve_events(client)
             return result
 
-    def _client(self) -> Any:
+    def client(self) -> Any:
         """Return the live client; using a closed ``KafkaMetadata`` is a bug, said plainly."""
         if self._closed:
             raise KafkaMetadataError("this KafkaMetadata was closed; open a new one")
@@ -164,7 +164,7 @@ class DriverConnection:
             remaining = deadline - time.monotonic()
             if remaining > 0.1:
                 try:
-                    self._client().list_topics(timeout=min(self.timeout_s, 2.0, remaining))
+                    self.client().list_topics(timeout=min(self.timeout_s, 2.0, remaining))
                 except Exception:  # noqa: BLE001 - a refresh that fails changes nothing
                     pass
             return
