@@ -1,7 +1,9 @@
 """Driver side: fix the reader schemas, declare the source's schema, plan the executors' work.
 
 Spark asks a data source for its schema when a DataFrame is defined (``load()``) and hands it
-back, parsed, to ``reader(schema)`` when the query starts. Typed columns are declared as DDL
+back, parsed, to ``reader(schema)`` when the query starts; the reader schemas resolved for the
+first are the ones the second decodes with (``KafkaSource`` keeps them), so a DataFrame reads
+with the registry subject's version it was defined with. Typed columns are declared as DDL
 (see :mod:`kafka_rescalable.formats.ddl`), so a reader's Spark type is whatever Spark parsed; the
 executors convert to exactly that type.
 """

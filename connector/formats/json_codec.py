@@ -2,7 +2,7 @@
 
 The reader schema is ``valueSchema`` (a Spark DDL string, parsed by Spark, or a JSON Schema,
 mapped by :mod:`kafka_rescalable.formats.json_types`) or, with a schema registry and no
-``valueSchema``, the subject's latest JSON Schema, fixed when the query starts. Registry-framed
+``valueSchema``, the subject's latest JSON Schema, fixed with the DataFrame. Registry-framed
 payloads (confluent-kafka's ``JSONSerializer``) lose their 5-byte header; the JSON text is read
 by the reader schema alone, since JSON carries its field names: the writer's schema id is only
 checked to exist, once per id and worker. The sink writes plain JSON text, or with a registry
