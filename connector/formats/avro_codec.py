@@ -94,7 +94,9 @@ class _AvroCodec(FormatCodec):
         if reader.payload.framing is Framing.NONE or registry is None:
             writers: Callable[[int], Any] = lambda _schema_id: reader_schema  # noqa: E731
         else:
-            writers = functools.partial(_writer_schema, _client_settings(registry))
+            settings = _client_settings(registry)
+            registry_client(settings)  # now: bad settings fail the task, not each record
+            writers = functools.partial(_writer_schema, settings)
         return _build_decoder(reader_schema, reader.payload.framing, writers)
 
     def encoder(self, column: WriterColumn) -> Encoder:

@@ -141,6 +141,8 @@ class _KnownIds:
     """
 
     def __init__(self, registry: RegistrySettings | None) -> None:
+        if registry is not None:
+            registry_client(registry)  # now: bad settings fail the task, not each record
         self._registry = registry
         self._known: set[int] = set()
 

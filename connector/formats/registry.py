@@ -115,6 +115,17 @@ _NO_SUCH_SUBJECT: Final = frozenset({40401, 40402})
 """Subject not found, version not found: what a registry says of a subject with no version."""
 
 
+_NUMBERS: Final = {
+    "cache.capacity": int,
+    "cache.latest.ttl.sec": float,
+    "max.retries": int,
+    "retries.wait.ms": int,
+    "retries.max.wait.ms": int,
+    "timeout": float,
+}
+"""``SchemaRegistryClient`` settings it wants as numbers; Spark hands every option over as text."""
+
+
 @functools.cache
 def registry_client(registry: RegistrySettings) -> Any:
     """confluent-kafka's ``SchemaRegistryClient`` for ``registry``, one per Python worker.
@@ -139,7 +150,14 @@ def registry_client(registry: RegistrySettings) -> Any:
             "[json])"
         )
         raise MissingExtraError(msg, "avro") from error
-    config = {k: v for k, v in registry.items if k not in SERIALIZER_KEYS}
+    config: dict[str, Any] = {k: v for k, v in registry.items if k not in SERIALIZER_KEYS}
+    for key, kind in _NUMBERS.items():
+        if key in config:
+            try:
+                config[key] = kind(config[key])
+            except ValueError:
+                msg = f"{config[key]!r} is not a number"
+                raise InvalidOptionError(f"schema.registry.{key}", msg) from None
     try:
         return SchemaRegistryClient(config)
     except (TypeError, ValueError) as error:

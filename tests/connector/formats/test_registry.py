@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.types import LongType, StructField, StructType
 
-from kafka_rescalable.errors import PayloadDecodeError, SchemaRegistryError
+from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
 from kafka_rescalable.formats.codec import codec_for
 from kafka_rescalable.formats.decoding import DecodePlan, decode_batch
 from kafka_rescalable.formats.options import (
@@ -36,7 +36,9 @@ DOWN_WITH_CREDENTIALS = "http://alice:url-secret@127.0.0.1:9"
 
 
 def _registry(url: str = DOWN, **more: str) -> RegistrySettings:
-    return RegistrySettings(tuple(sorted({"url": url, **more}.items())))
+    # No retries: the client would wait for each of an outage's three by default (seconds).
+    settings = {"url": url, "max.retries": "0", **more}
+    return RegistrySettings(tuple(sorted(settings.items())))
 
 
 def _reader(fmt: PayloadFormat, schema: str, registry: RegistrySettings) -> object:
@@ -117,6 +119,7 @@ def test_the_settings_repr_hides_user_info_tokens_and_url_credentials() -> None:
         assert secret not in shown
     assert "https://***@registry:8081,https://registry2:8081" in shown
     assert "/etc/ca.pem" in shown  # a path is no secret
+    assert "'max.retries': '0'" in shown
     assert registry.url == "https://***@registry:8081,https://registry2:8081"
     assert registry.config["url"].startswith("https://bob:pw-in-url@")  # the client's copy
 
@@ -132,3 +135,29 @@ def test_parsed_options_hide_registry_secrets() -> None:
     for shown in (repr(settings), repr(settings.registry)):
         assert "user-info-secret" not in shown
         assert "pw-in-url" not in shown
+
+
+@pytest.mark.parametrize(
+    ("fmt", "schema"), [(PayloadFormat.AVRO, AVRO_SCHEMA), (PayloadFormat.JSON, "id BIGINT")]
+)
+def test_settings_the_client_refuses_fail_when_the_decoder_is_built_not_per_record(
+    fmt: PayloadFormat, schema: str
+) -> None:
+    # Credentials twice (in the URL and as user info): confluent-kafka refuses the settings.
+    registry = _registry(DOWN_WITH_CREDENTIALS, **{"basic.auth.user.info": "bob:info-secret"})
+    reader = _reader(fmt, schema, registry)
+    with pytest.raises(InvalidOptionError) as refused:
+        codec_for(fmt).decoder(reader, SPARK_TYPE, registry)  # type: ignore[arg-type]
+    assert refused.value.option == "schema.registry.*"
+    assert "url-secret" not in str(refused.value) and "info-secret" not in str(refused.value)
+
+
+def test_numeric_settings_given_as_text_reach_the_client_as_numbers() -> None:
+    from kafka_rescalable.formats.registry import registry_client
+
+    client = registry_client(_registry(**{"retries.wait.ms": "5", "timeout": "2.5"}))
+    assert client._rest_client.max_retries == 0
+    assert client._rest_client.retries_wait_ms == 5
+    with pytest.raises(InvalidOptionError) as refused:
+        registry_client(_registry(**{"max.retries": "three"}))
+    assert refused.value.option == "schema.registry.max.retries"
