@@ -3,7 +3,11 @@
 
 use std::collections::HashMap;
 
-use arrow_array::{Array, ArrayRef, new_null_array};
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, make_array, new_null_array};
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, Field, FieldRef, UnionFields};
 use arrow_avro::reader::{Decoder, DecoderMode, ReaderBuilder};
 use arrow_avro::schema::{AvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore};
 use arrow_select::concat::concat;
@@ -32,6 +36,9 @@ struct Writer {
 
 pub struct Decoders {
     reader: String,
+    /// The type of a value of the reader schema, without the metadata `arrow-avro` adds
+    /// where a writer resolves to it: every piece is given it, so pieces can be joined.
+    data_type: DataType,
     plain: Writer,
     framed: HashMap<u32, Writer>,
 }
@@ -40,8 +47,10 @@ impl Decoders {
     pub fn new(reader_schema: &str) -> Result<Self, String> {
         let reader = wrapped(reader_schema);
         let mut plain = Writer { schema: reader.clone(), decoder: None };
-        plain.decoder = Some(build(&plain.schema, &reader)?);
-        Ok(Self { reader, plain, framed: HashMap::new() })
+        let decoder = build(&plain.schema, &reader)?;
+        let data_type = without_metadata(decoder.schema().field(0).data_type());
+        plain.decoder = Some(decoder);
+        Ok(Self { reader, data_type, plain, framed: HashMap::new() })
     }
 
     pub fn add_writer(&mut self, schema_id: u32, writer_schema: &str) -> Result<(), String> {
@@ -61,7 +70,7 @@ impl Decoders {
         let bodies = rows.iter().map(|&row| payloads.get(row).unwrap_or_default());
         let pieces = decode_group(&mut self.plain, &self.reader, bodies)?;
         let slots = (payloads.null_count() > 0).then(|| scatter(payloads.len(), &[rows]));
-        assemble(pieces, slots)
+        assemble(pieces, slots, &self.data_type)
     }
 
     pub fn decode_framed(&mut self, array: &dyn Array) -> Result<ArrayRef, String> {
@@ -97,9 +106,9 @@ impl Decoders {
         if pieces.is_empty() {
             // Nothing but nulls, or no rows: the plain decoder knows the type.
             let empty = decode_group(&mut self.plain, &self.reader, std::iter::empty())?;
-            return assemble(empty, slots);
+            return assemble(empty, slots, &self.data_type);
         }
-        assemble(pieces, slots)
+        assemble(pieces, slots, &self.data_type)
     }
 }
 
@@ -163,7 +172,15 @@ fn scatter(rows: usize, groups: &[Vec<usize>]) -> Vec<Option<usize>> {
 
 /// Join the pieces and put each row where it belongs (`slots`: position in the pieces laid
 /// end to end, `None` for a null payload); `slots` is `None` when the pieces are in order.
-fn assemble(pieces: Vec<ArrayRef>, slots: Option<Vec<Option<usize>>>) -> Result<ArrayRef, String> {
+fn assemble(
+    pieces: Vec<ArrayRef>,
+    slots: Option<Vec<Option<usize>>>,
+    data_type: &DataType,
+) -> Result<ArrayRef, String> {
+    let pieces = pieces
+        .into_iter()
+        .map(|piece| retyped(piece, data_type))
+        .collect::<Result<Vec<_>, _>>()?;
     for piece in &pieces {
         checks::check(piece.as_ref())?;
     }
@@ -194,4 +211,66 @@ fn assemble(pieces: Vec<ArrayRef>, slots: Option<Vec<Option<usize>>>) -> Result<
     let mut refs: Vec<&dyn Array> = pieces.iter().map(|p| p.as_ref()).collect();
     refs.push(null.as_ref());
     interleave(&refs, &indices).map_err(|e| format!("restoring the records' order: {e}"))
+}
+
+/// `data_type` without any field's metadata, at every depth.
+fn without_metadata(data_type: &DataType) -> DataType {
+    let field = |f: &FieldRef| -> FieldRef {
+        Arc::new(
+            Field::new(f.name(), without_metadata(f.data_type()), f.is_nullable())
+                .with_metadata(HashMap::new()),
+        )
+    };
+    match data_type {
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(field).collect()),
+        DataType::List(item) => DataType::List(field(item)),
+        DataType::LargeList(item) => DataType::LargeList(field(item)),
+        DataType::Map(entries, sorted) => DataType::Map(field(entries), *sorted),
+        DataType::Union(fields, mode) => DataType::Union(
+            UnionFields::try_new(
+                fields.iter().map(|(id, _)| id),
+                fields.iter().map(|(_, f)| field(f).as_ref().clone()),
+            )
+            .unwrap_or_else(|_| fields.clone()),
+            *mode,
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `piece` with the type `data_type`, which differs from its own in metadata only.
+fn retyped(piece: ArrayRef, data_type: &DataType) -> Result<ArrayRef, String> {
+    if piece.data_type() == data_type {
+        return Ok(piece);
+    }
+    let data = with_type(piece.to_data(), data_type)?;
+    Ok(make_array(data))
+}
+
+fn with_type(data: ArrayData, data_type: &DataType) -> Result<ArrayData, String> {
+    let children: Vec<DataType> = match data_type {
+        DataType::Struct(fields) => fields.iter().map(|f| f.data_type().clone()).collect(),
+        DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => {
+            vec![item.data_type().clone()]
+        }
+        DataType::Union(fields, _) => fields.iter().map(|(_, f)| f.data_type().clone()).collect(),
+        _ => Vec::new(),
+    };
+    let child_data = data
+        .child_data()
+        .iter()
+        .zip(children.iter().chain(std::iter::repeat(&DataType::Null)))
+        .map(|(child, child_type)| {
+            if children.is_empty() {
+                Ok(child.clone())
+            } else {
+                with_type(child.clone(), child_type)
+            }
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    data.into_builder()
+        .data_type(data_type.clone())
+        .child_data(child_data)
+        .build()
+        .map_err(|e| format!("joining the writer schemas' pieces: {e}"))
 }
