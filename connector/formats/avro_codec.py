@@ -30,6 +30,7 @@ from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError, Sche
 from kafka_rescalable.formats.avro.types import (
     AvroMappingError,
     as_declared,
+    record_without_fields,
     spark_type_of,
     without_ignored_logical_types,
 )
@@ -205,6 +206,10 @@ def _parse(text: str, option: str, schema_id: int | None) -> Any:
 
     refusal = f"{_where(schema_id)}not JSON"
     document = schema_document(text, option, refusal, "give an Avro schema as JSON text")
+    missing = record_without_fields(document)
+    if missing is not None:
+        msg = f"{_where(schema_id)}not a valid Avro schema: {missing}"
+        raise InvalidOptionError(option, msg)
     try:
         return fastavro.parse_schema(without_ignored_logical_types(document))
     except Exception as error:  # fastavro's SchemaParseException, KeyError, TypeError...

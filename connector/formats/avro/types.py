@@ -32,6 +32,7 @@ __all__ = [
     "as_declared",
     "non_null",
     "one_type",
+    "record_without_fields",
     "spark_type_of",
     "without_ignored_logical_types",
 ]
@@ -102,6 +103,28 @@ def without_ignored_logical_types(schema: Any) -> Any:
         if part in cleaned and kind in ("array", "map"):
             cleaned[part] = without_ignored_logical_types(cleaned[part])
     return cleaned
+
+
+def record_without_fields(schema: Any) -> str | None:
+    """Name the first record of the schema JSON that has no ``fields``, as Avro refuses it.
+
+    fastavro takes such a record as one of no fields, which reads every payload as an empty
+    row; Avro's Java parser (and so ``from_avro``) refuses the schema. ``None`` when every
+    record has its ``fields``.
+    """
+    if isinstance(schema, list):
+        return next(filter(None, map(record_without_fields, schema)), None)
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    if kind in ("record", "error"):
+        if "fields" not in schema:
+            return f"{kind} {schema.get('name')!r} has no 'fields'"
+        fields = schema["fields"] if isinstance(schema["fields"], list) else []
+        types = [field.get("type") for field in fields if isinstance(field, dict)]
+        return next(filter(None, map(record_without_fields, types)), None)
+    parts = [kind, schema.get("items"), schema.get("values")]
+    return next(filter(None, map(record_without_fields, parts)), None)
 
 
 # --- Avro -> Spark ---------------------------------------------------------------------------

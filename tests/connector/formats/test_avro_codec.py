@@ -27,7 +27,7 @@ from pyspark.sql.types import (
 )
 
 from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError
-from kafka_rescalable.formats.avro_codec import CODEC, _build_decoder, _parsed
+from kafka_rescalable.formats.avro_codec import CODEC, _build_decoder, _parse, _parsed
 from kafka_rescalable.formats.codec import WriterColumn
 from kafka_rescalable.formats.options import Framing, PayloadFormat, PayloadOptions
 from kafka_rescalable.formats.registry import frame
@@ -348,12 +348,30 @@ def test_a_plain_truncated_payload_is_a_decode_error() -> None:
             '{"type": "record", "name": "N", "fields": [{"name": "n", "type": ["null", "N"]}]}',
             "Invalid option 'valueSchema': record 'N' contains itself",
         ),
+        (
+            '{"type": "record", "name": "R"}',
+            "Invalid option 'valueSchema': not a valid Avro schema: record 'R' has no 'fields'",
+        ),
+        (
+            '{"type": "record", "name": "R", "fields": [{"name": "a", "type": '
+            '{"type": "array", "items": {"type": "error", "name": "In"}}}]}',
+            "Invalid option 'valueSchema': not a valid Avro schema: error 'In' has no 'fields'",
+        ),
     ],
 )
 def test_bad_inline_schemas_name_the_option(text: str, message: str) -> None:
     with pytest.raises(InvalidOptionError) as failed:
         CODEC.resolve(_payload(text), None, ["orders"])
     assert str(failed.value).startswith(message)
+
+
+def test_a_registry_schema_without_fields_names_the_subject_option_and_the_id() -> None:
+    with pytest.raises(InvalidOptionError) as failed:
+        _parse('{"type": "record", "name": "R"}', "valueSubject", 12)
+    assert str(failed.value).startswith(
+        "Invalid option 'valueSubject': the registry's schema id 12: not a valid Avro schema: "
+        "record 'R' has no 'fields'"
+    )
 
 
 def test_a_bad_key_schema_names_the_key_option() -> None:
