@@ -32,6 +32,7 @@ import pyarrow as pa
 from kafka_rescalable._logging import logger
 from kafka_rescalable.formats.avro.arrow import conform
 from kafka_rescalable.formats.avro.types import (
+    PRIMITIVES,
     AvroMappingError,
     SchemaWalk,
     non_null,
@@ -41,7 +42,14 @@ from kafka_rescalable.formats.avro.types import (
 from kafka_rescalable.formats.codec import BulkDecoder
 from kafka_rescalable.formats.options import Framing
 
-__all__ = ["NATIVE_ENV", "WriterText", "native_core", "native_decoder", "promotion_first"]
+__all__ = [
+    "NATIVE_ENV",
+    "WriterText",
+    "native_core",
+    "native_decoder",
+    "promotion_first",
+    "union_names_a_type",
+]
 
 NATIVE_ENV: Final = "KAFKA_RESCALABLE_NATIVE"
 """Set to ``0`` to decode typed records with the pure-Python decoders even where the native
@@ -101,7 +109,10 @@ def native_decoder(
         Gives a framed payload's writer schema by id; ``None`` when payloads are plain.
     """
     state = _State(_for_core(reader_text), arrow_type, framing, writer_text)
-    state.resolves_unions_alike = not promotion_first(json.loads(reader_text))
+    reader = json.loads(reader_text)
+    state.resolves_unions_alike = not promotion_first(reader)
+    if union_names_a_type(reader):
+        state.core = False  # every batch on the slow path: see union_names_a_type
     return state.decode
 
 
@@ -173,7 +184,8 @@ class _State:
                 return False
             if text is None:
                 return False
-            if not self.resolves_unions_alike and _for_core(text) != self.reader_text:
+            differs = _for_core(text) != self.reader_text
+            if differs and (not self.resolves_unions_alike or union_names_a_type(json.loads(text))):
                 self.unreadable.add(schema_id)
                 return False
             try:
@@ -182,6 +194,31 @@ class _State:
                 self.unreadable.add(schema_id)
                 return False
         return True
+
+
+def union_names_a_type(schema: Any) -> bool:
+    """Say whether a union of two or more types other than null refers to a type by name.
+
+    ``arrow-avro`` 60.1 reads such a member wrongly and without an error (``["int", "F"]``
+    with ``F`` a ``fixed`` defined earlier in the schema reads a written ``F`` as an int, and
+    the next fields from the wrong bytes); a union with the named type written out in it is
+    read right. Such schemas are decoded on the slow path.
+    """
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, list):
+            others = non_null(node)
+            if len(others) > 1 and any(isinstance(m, str) and m not in PRIMITIVES for m in others):
+                return True
+            return any(visit(member) for member in others)
+        if not isinstance(node, dict):
+            return False
+        fields = node.get("fields") if node.get("type") in ("record", "error") else None
+        parts = [node.get("type"), node.get("items"), node.get("values")]
+        parts += [field.get("type") for field in fields or () if isinstance(field, dict)]
+        return any(visit(part) for part in parts)
+
+    return visit(schema)
 
 
 _PROMOTED: Final = {

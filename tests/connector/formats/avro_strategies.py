@@ -15,6 +15,7 @@ import itertools
 from decimal import Decimal
 from typing import Any
 
+import fastavro
 from hypothesis import strategies as st
 
 _names = itertools.count()
@@ -51,8 +52,20 @@ def _name(prefix: str) -> str:
     return f"{prefix}{next(_names)}"
 
 
+Defined = list[tuple[str, st.SearchStrategy[Any]]]
+"""The named types a schema being drawn has defined so far: later parts may refer to them."""
+
+
 @st.composite
-def _named(draw: st.DrawFn, kind: str) -> tuple[Any, st.SearchStrategy[Any]]:
+def _named(draw: st.DrawFn, kind: str, defined: Defined) -> tuple[Any, st.SearchStrategy[Any]]:
+    schema, values = draw(_new_named(kind))
+    if "name" in schema:
+        defined.append((schema["name"], values))
+    return schema, values
+
+
+@st.composite
+def _new_named(draw: st.DrawFn, kind: str) -> tuple[Any, st.SearchStrategy[Any]]:
     if kind == "enum":
         symbols = draw(st.lists(st.sampled_from("ABCDEFG"), min_size=1, max_size=4, unique=True))
         schema = {"type": "enum", "name": _name("E"), "symbols": symbols}
@@ -74,27 +87,32 @@ def _named(draw: st.DrawFn, kind: str) -> tuple[Any, st.SearchStrategy[Any]]:
     return {**schema, "logicalType": "decimal", "precision": precision, "scale": scale}, values
 
 
-_LEAF = st.one_of(
-    st.sampled_from(sorted(_LEAVES)).map(lambda kind: _LEAVES[kind]),
-    st.sampled_from(["enum", "fixed", "decimal-bytes", "decimal-fixed"]).flatmap(_named),
-)
+def _leaf(defined: Defined) -> st.SearchStrategy[tuple[Any, st.SearchStrategy[Any]]]:
+    return st.one_of(
+        st.sampled_from(sorted(_LEAVES)).map(lambda kind: _LEAVES[kind]),
+        st.sampled_from(["enum", "fixed", "decimal-bytes", "decimal-fixed"]).flatmap(
+            lambda kind: _named(kind, defined)
+        ),
+    )
 
 
 @st.composite
-def _record(draw: st.DrawFn, depth: int) -> tuple[Any, st.SearchStrategy[Any]]:
+def _record(draw: st.DrawFn, depth: int, defined: Defined) -> tuple[Any, st.SearchStrategy[Any]]:
     count = draw(st.integers(1, 4 if depth else 6))
     fields = []
     values = {}
     for index in range(count):
-        schema, strategy = draw(_type(depth + 1))
+        schema, strategy = draw(_type(depth + 1, defined))
         name = f"f{index}"
         fields.append({"name": name, "type": schema})
         values[name] = strategy
-    return {"type": "record", "name": _name("R"), "fields": fields}, st.fixed_dictionaries(values)
+    record = {"type": "record", "name": _name("R"), "fields": fields}
+    defined.append((record["name"], st.fixed_dictionaries(values)))
+    return record, st.fixed_dictionaries(values)
 
 
 @st.composite
-def _union(draw: st.DrawFn, depth: int) -> tuple[Any, st.SearchStrategy[Any]]:
+def _union(draw: st.DrawFn, depth: int, defined: Defined) -> tuple[Any, st.SearchStrategy[Any]]:
     """Draw a union Spark reads as a ``member<i>`` struct, or one it widens."""
     shape = draw(st.sampled_from(["general", "int-long", "float-double"]))
     nullable = draw(st.booleans())
@@ -103,9 +121,10 @@ def _union(draw: st.DrawFn, depth: int) -> tuple[Any, st.SearchStrategy[Any]]:
     elif shape == "float-double":
         members, strategy = ["float", "double"], st.floats(width=32, allow_nan=False)
     else:
+        choices = ["int", "string", "boolean", "bytes", "record", "array"]
         kinds = draw(
             st.lists(
-                st.sampled_from(["int", "string", "boolean", "bytes", "record", "array"]),
+                st.sampled_from([*choices, "ref"] if defined else choices),
                 min_size=2,
                 max_size=3,
                 unique=True,
@@ -113,8 +132,12 @@ def _union(draw: st.DrawFn, depth: int) -> tuple[Any, st.SearchStrategy[Any]]:
         )
         members, strategies = [], []
         for kind in kinds:
-            if kind == "record":
-                schema, values = draw(_record(depth + 1))
+            if kind == "ref":  # a named type defined earlier, referred to by its name
+                schema, values = draw(st.sampled_from(defined))
+                if schema in members:
+                    continue
+            elif kind == "record":
+                schema, values = draw(_record(depth + 1, defined))
             elif kind == "array":
                 schema, values = {"type": "array", "items": "long"}, st.lists(_LONG, max_size=3)
             else:
@@ -128,18 +151,20 @@ def _union(draw: st.DrawFn, depth: int) -> tuple[Any, st.SearchStrategy[Any]]:
 
 
 @st.composite
-def _type(draw: st.DrawFn, depth: int) -> tuple[Any, st.SearchStrategy[Any]]:
-    kinds = ["leaf"] * 6 + ["nullable"] * 2
+def _type(draw: st.DrawFn, depth: int, defined: Defined) -> tuple[Any, st.SearchStrategy[Any]]:
+    kinds = ["leaf"] * 6 + ["nullable"] * 2 + (["ref"] if defined else [])
     if depth < 3:
         kinds += ["record", "array", "map", "union"]
     kind = draw(st.sampled_from(kinds))
     if kind == "leaf":
-        return draw(_LEAF)
+        return draw(_leaf(defined))
+    if kind == "ref":
+        return draw(st.sampled_from(defined))
     if kind == "record":
-        return draw(_record(depth))
+        return draw(_record(depth, defined))
     if kind == "union":
-        return draw(_union(depth))
-    inner, values = draw(_type(depth + 1))
+        return draw(_union(depth, defined))
+    inner, values = draw(_type(depth + 1, defined))
     if kind == "nullable":
         if isinstance(inner, list):  # a union cannot hold a union
             return inner, values
@@ -152,7 +177,7 @@ def _type(draw: st.DrawFn, depth: int) -> tuple[Any, st.SearchStrategy[Any]]:
 
 def reader_schemas() -> st.SearchStrategy[tuple[Any, st.SearchStrategy[Any]]]:
     """Draw a record schema and the strategy of its records."""
-    return _record(0)
+    return st.builds(list).flatmap(lambda defined: _record(0, defined))
 
 
 _ADDED: list[tuple[Any, Any]] = [
@@ -185,7 +210,12 @@ def evolutions(draw: st.DrawFn) -> tuple[Any, Any, st.SearchStrategy[Any]]:
     for reader_field, writer_field in zip(reader_fields(reader), writer_fields, strict=False):
         _evolve(draw, reader_field, writer_field)
     order = draw(st.permutations(range(len(writer_fields))))
-    writer["fields"] = [writer_fields[i] for i in order]
+    reordered = {**writer, "fields": [writer_fields[i] for i in order]}
+    try:  # a field referring to a named type by name must stay after the type's definition
+        fastavro.parse_schema(copy.deepcopy(reordered))
+        writer = reordered
+    except Exception:  # noqa: BLE001, S110 - keep the writer's fields in the reader's order
+        pass
     return reader, writer, records_of(writer)
 
 

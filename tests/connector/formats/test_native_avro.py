@@ -22,7 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_rescalable.formats import avro_codec
-from kafka_rescalable.formats.avro.native import native_core, promotion_first
+from kafka_rescalable.formats.avro.native import (
+    native_core,
+    promotion_first,
+    union_names_a_type,
+)
 from kafka_rescalable.formats.avro_codec import CODEC
 from kafka_rescalable.formats.decoding import DecodePlan
 from kafka_rescalable.formats.options import DecodeMode, Framing, RegistrySettings
@@ -96,7 +100,8 @@ def test_random_schemas_and_records_decode_alike(
     reader, records = schema
     values = data.draw(st.lists(st.one_of(st.none(), records), max_size=12), label="records")
     payloads = [None if value is None else write(reader, value) for value in values]
-    _assert_same(plan(reader, mode=mode), batch(payloads))
+    native = not union_names_a_type(reader)  # arrow-avro misreads those: the slow path reads
+    _assert_same(plan(reader, mode=mode), batch(payloads), native)
 
 
 @_SETTINGS
@@ -124,7 +129,9 @@ def test_random_evolutions_decode_alike(
     # A new registry URL for each example: decoders are cached per worker and plan.
     registry = RegistrySettings((("url", f"http://registry-{next(_registries)}.invalid"),))
     # Where fastavro resolves a union differently, the core hands such writers over.
-    native = writer == reader or not promotion_first(reader)
+    native = not union_names_a_type(reader) and (
+        writer == reader or not (promotion_first(reader) or union_names_a_type(writer))
+    )
     with _registry({key: json.dumps(schema) for key, schema in schemas.items()}):
         _assert_same(plan(reader, Framing.CONFLUENT, mode, registry), batch(payloads), native)
 
