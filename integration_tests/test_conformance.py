@@ -15,7 +15,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import BUILTIN_FORMAT, OUR_FORMAT, batch_read
-from kafka_rescalable.formats.avro.native import promotion_first, union_names_a_type
+from kafka_rescalable.formats.avro.parity import promotion_first, union_names_a_type
 
 # Also run on the oldest pyspark line allowed (.ci/pyspark-4.2).
 pytestmark = pytest.mark.pyspark_versions

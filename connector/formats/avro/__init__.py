@@ -7,5 +7,6 @@
 - :mod:`~kafka_rescalable.formats.avro.writer_schema`: Spark types written as Avro schemas;
 - :mod:`~kafka_rescalable.formats.avro.native`: whole columns decoded by the native core, when
   it is installed, with :mod:`~kafka_rescalable.formats.avro.arrow` making its Arrow array the
-  type Spark declared.
+  type Spark declared, and :mod:`~kafka_rescalable.formats.avro.parity` naming the schemas
+  that it leaves to the pure-Python decoders, which would read them differently.
 """

@@ -31,25 +31,16 @@ import pyarrow as pa
 
 from kafka_rescalable._logging import logger
 from kafka_rescalable.formats.avro.arrow import conform
-from kafka_rescalable.formats.avro.types import (
-    PRIMITIVES,
-    AvroMappingError,
-    SchemaWalk,
-    non_null,
-    one_type,
-    without_ignored_logical_types,
+from kafka_rescalable.formats.avro.parity import (
+    promotes_long_to_float,
+    promotion_first,
+    union_names_a_type,
 )
+from kafka_rescalable.formats.avro.types import without_ignored_logical_types
 from kafka_rescalable.formats.codec import BulkDecoder
 from kafka_rescalable.formats.options import Framing
 
-__all__ = [
-    "NATIVE_ENV",
-    "WriterText",
-    "native_core",
-    "native_decoder",
-    "promotion_first",
-    "union_names_a_type",
-]
+__all__ = ["NATIVE_ENV", "WriterText", "native_core", "native_decoder"]
 
 NATIVE_ENV: Final = "KAFKA_RESCALABLE_NATIVE"
 """Set to ``0`` to decode typed records with the pure-Python decoders even where the native
@@ -169,6 +160,17 @@ class _State:
             return None
         return column
 
+    def _resolves_alike(self, text: str) -> bool:
+        """Whether both paths read records of writer schema ``text`` alike (parity)."""
+        if _for_core(text) == self.reader_text:
+            return True  # no resolution at all: fastavro reads with the writer schema alone
+        writer = json.loads(text)
+        return (
+            self.resolves_unions_alike
+            and not union_names_a_type(writer)
+            and not promotes_long_to_float(writer, json.loads(self.reader_text))
+        )
+
     def _writers_known(self, core: ModuleType, payloads: pa.Array) -> bool:
         """Give the core every writer schema the batch needs; ``False``: use the slow path."""
         assert self.writer_text is not None
@@ -184,8 +186,7 @@ class _State:
                 return False
             if text is None:
                 return False
-            differs = _for_core(text) != self.reader_text
-            if differs and (not self.resolves_unions_alike or union_names_a_type(json.loads(text))):
+            if not self._resolves_alike(text):
                 self.unreadable.add(schema_id)
                 return False
             try:
@@ -193,83 +194,4 @@ class _State:
             except core.NativeDecodeError:
                 self.unreadable.add(schema_id)
                 return False
-        return True
-
-
-def union_names_a_type(schema: Any) -> bool:
-    """Say whether a union of two or more types other than null refers to a type by name.
-
-    ``arrow-avro`` 60.1 reads such a member wrongly and without an error (``["int", "F"]``
-    with ``F`` a ``fixed`` defined earlier in the schema reads a written ``F`` as an int, and
-    the next fields from the wrong bytes); a union with the named type written out in it is
-    read right. Such schemas are decoded on the slow path.
-    """
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, list):
-            others = non_null(node)
-            if len(others) > 1 and any(isinstance(m, str) and m not in PRIMITIVES for m in others):
-                return True
-            return any(visit(member) for member in others)
-        if not isinstance(node, dict):
-            return False
-        fields = node.get("fields") if node.get("type") in ("record", "error") else None
-        parts = [node.get("type"), node.get("items"), node.get("values")]
-        parts += [field.get("type") for field in fields or () if isinstance(field, dict)]
-        return any(visit(part) for part in parts)
-
-    return visit(schema)
-
-
-_PROMOTED: Final = {
-    "int": ("long", "float", "double"),
-    "long": ("float", "double"),
-    "float": ("double",),
-    "string": ("bytes",),
-    "bytes": ("string",),
-}
-"""Avro's promotions: the reader types a writer's primitive type may be read as."""
-
-
-def promotion_first(schema: Any) -> bool:
-    """Say whether a union Spark reads as a struct has a member a later one promotes to.
-
-    The slow path (fastavro) resolves a writer's union branch to the first reader member it
-    matches, promotions included, so ``["long", "int", "string"]`` reads a written ``int`` as
-    its ``long``; Avro's Java library and the native core prefer the member of the same
-    type. Where such a union is in the reader schema, records whose writer schema differs
-    from the reader's are decoded on the slow path, so both paths give the same rows.
-    """
-    walk = SchemaWalk()
-    seen: set[str] = set()
-
-    def visit(node: Any) -> bool:
-        if isinstance(node, list):
-            others = non_null(node)
-            kinds = [member if isinstance(member, str) else None for member in others]
-            if len(others) > 1 and not one_type(others):
-                for index, kind in enumerate(kinds):
-                    if any(kind in _PROMOTED.get(str(later), ()) for later in kinds[index + 1 :]):
-                        return True
-            return any(visit(member) for member in others)
-        if isinstance(node, str):
-            if node in seen:
-                return False
-            seen.add(node)
-        node = walk.resolve(node)
-        if not isinstance(node, dict):
-            return False
-        kind = node.get("type")
-        if kind in ("record", "error"):
-            seen.add(node["name"])
-            return any(visit(field["type"]) for field in node["fields"])
-        if kind == "array":
-            return visit(node["items"])
-        if kind == "map":
-            return visit(node["values"])
-        return isinstance(kind, (list, dict)) and visit(kind)
-
-    try:
-        return visit(schema)
-    except AvroMappingError:  # a reference this plain walk cannot follow: assume the worst
         return True

@@ -4,8 +4,9 @@ A reader schema is a record of random fields (every type :mod:`kafka_rescalable.
 maps, nested records, arrays, maps, nullable and general unions); its records are drawn
 from it; a writer schema is derived from it by Avro's resolution rules (a reader field the
 writer lacks has a default, a writer field the reader lacks is skipped, ``int`` written for a
-``long``, ``float`` for a ``double``, fields in another order, an enum symbol the reader does
-not know read as the reader's default). Records are drawn for the writer schema.
+``long``, ``float`` for a ``double`` and integers for either, fields in another order, an
+enum symbol the reader does not know read as the reader's default). Records are drawn for
+the writer schema.
 """
 
 from __future__ import annotations
@@ -229,7 +230,9 @@ def _evolve(draw: st.DrawFn, reader_field: Any, writer_field: Any) -> None:
     if kind == "long" and draw(st.booleans()):
         writer_field["type"] = "int"
     elif kind == "double" and draw(st.booleans()):
-        writer_field["type"] = "float"
+        writer_field["type"] = draw(st.sampled_from(["float", "float", "int", "long"]))
+    elif kind == "float" and draw(st.integers(0, 3)) == 0:
+        writer_field["type"] = draw(st.sampled_from(["int", "long"]))
     elif isinstance(kind, dict) and kind.get("type") == "enum" and draw(st.booleans()):
         kind["default"] = kind["symbols"][0]
         writer_field["type"] = {**kind, "symbols": [*kind["symbols"], "NEW"]}

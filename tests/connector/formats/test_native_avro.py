@@ -22,8 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_rescalable.formats import avro_codec
-from kafka_rescalable.formats.avro.native import (
-    native_core,
+from kafka_rescalable.formats.avro.native import native_core
+from kafka_rescalable.formats.avro.parity import (
+    promotes_long_to_float,
     promotion_first,
     union_names_a_type,
 )
@@ -130,7 +131,12 @@ def test_random_evolutions_decode_alike(
     registry = RegistrySettings((("url", f"http://registry-{next(_registries)}.invalid"),))
     # Where fastavro resolves a union differently, the core hands such writers over.
     native = not union_names_a_type(reader) and (
-        writer == reader or not (promotion_first(reader) or union_names_a_type(writer))
+        writer == reader
+        or not (
+            promotion_first(reader)
+            or union_names_a_type(writer)
+            or promotes_long_to_float(writer, reader)
+        )
     )
     with _registry({key: json.dumps(schema) for key, schema in schemas.items()}):
         _assert_same(plan(reader, Framing.CONFLUENT, mode, registry), batch(payloads), native)
@@ -140,6 +146,7 @@ def test_random_evolutions_decode_alike(
 def _registry(writers: dict[int, str]) -> Iterator[None]:
     """Writer schemas by id, as the registry would give them, without a registry."""
     with pytest.MonkeyPatch.context() as patch:
+
         def parsed(_registry: object, schema_id: int) -> Any:
             if schema_id not in writers:
                 return avro_codec._Unknown(f"the registry has no schema with id {schema_id}")
@@ -252,3 +259,27 @@ def test_malformed_framed_payloads_fail_alike(bad: bytes, mode: DecodeMode) -> N
 def test_bytes_after_the_record_are_ignored_on_both_paths() -> None:
     reader = _record("long")
     _assert_same(plan(reader), batch([write(reader, {"x": 5}) + b"\x00\x07", None]))
+
+
+@pytest.mark.parametrize("mode", list(DecodeMode))
+@pytest.mark.parametrize(
+    ("written", "read", "native"),
+    [
+        ("int", "float", True),
+        ("int", "double", True),
+        ("long", "double", True),
+        ("long", "float", False),
+    ],
+)
+def test_integers_written_for_floats_read_alike(
+    written: str, read: str, native: bool, mode: DecodeMode
+) -> None:
+    reader = {"type": "record", "name": "R", "fields": [{"name": "x", "type": read}]}
+    writer = {**reader, "fields": [{"name": "x", "type": written}]}
+    top = 2**31 - 1 if written == "int" else 2**60 + 2**36 + 1  # rounds twice via a double
+    values = [3, -(2**24) - 1, top, -top]
+    payloads = [frame(1, write(writer, {"x": value})) for value in values]
+    payloads.append(frame(2, write(reader, {"x": 0.5})))
+    registry = RegistrySettings((("url", f"http://registry-{next(_registries)}.invalid"),))
+    with _registry({1: json.dumps(writer), 2: json.dumps(reader)}):
+        _assert_same(plan(reader, Framing.CONFLUENT, mode, registry), batch(payloads), native)
