@@ -32,8 +32,8 @@ import pyarrow as pa
 from kafka_rescalable._logging import logger
 from kafka_rescalable.formats.avro.arrow import conform
 from kafka_rescalable.formats.avro.parity import (
-    promotes_long_to_float,
     promotion_first,
+    resolution_differs,
     union_names_a_type,
 )
 from kafka_rescalable.formats.avro.types import without_ignored_logical_types
@@ -164,11 +164,11 @@ class _State:
         """Whether both paths read records of writer schema ``text`` alike (parity)."""
         if _for_core(text) == self.reader_text:
             return True  # no resolution at all: fastavro reads with the writer schema alone
-        writer = json.loads(text)
+        writer = json.loads(_for_core(text))
         return (
             self.resolves_unions_alike
             and not union_names_a_type(writer)
-            and not promotes_long_to_float(writer, json.loads(self.reader_text))
+            and not resolution_differs(writer, json.loads(self.reader_text))
         )
 
     def _writers_known(self, core: ModuleType, payloads: pa.Array) -> bool:

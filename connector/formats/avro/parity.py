@@ -17,7 +17,7 @@ from kafka_rescalable.formats.avro.types import (
     one_type,
 )
 
-__all__ = ["promotes_long_to_float", "promotion_first", "union_names_a_type"]
+__all__ = ["promotion_first", "resolution_differs", "union_names_a_type"]
 
 
 def union_names_a_type(schema: Any) -> bool:
@@ -99,27 +99,52 @@ def promotion_first(schema: Any) -> bool:
         return True
 
 
-def promotes_long_to_float(writer: Any, reader: Any) -> bool:
-    """Say whether a ``long`` the writer wrote may be read as a ``float``.
+def resolution_differs(writer: Any, reader: Any) -> bool:
+    """Say whether fastavro resolves ``writer`` to ``reader`` otherwise than the core would.
 
-    fastavro makes the integer a Python float (a double) and pyarrow rounds that to a
-    ``float``: two roundings, where the core rounds once, so beyond 2**53 the two may differ
-    in the last bit (an ``int`` becomes a double exactly, and a ``double`` is rounded once on
-    both paths). Compared by position: record fields by name, array items, map values, every
-    member of a union.
+    Both schemas as the decoders read them (without the logical types Spark ignores).
+    Compared by position (record fields by name, array items, map values, every member of a
+    union), where the two libraries are known to differ:
+
+    - a ``long`` written for a ``float``: fastavro makes the integer a Python float (a
+      double) and pyarrow rounds that to a ``float``, two roundings where the core rounds
+      once, so beyond 2**53 the last bit may differ (an ``int`` becomes a double exactly,
+      and a ``double`` is rounded once on both paths);
+    - a logical type that is not the same on both sides (a decimal's scale, a timestamp read
+      as a long): fastavro applies the writer's, the core the reader's;
+    - a reader field the writer lacks, read from its default, of ``bytes``, ``fixed`` or a
+      logical type: fastavro takes a bytes default's text as UTF-8 and a timestamp's
+      default in microseconds, the core as the Avro specification says.
     """
-    written = _primitives(writer)
-    read = _primitives(reader)
-    return any(
-        "long" in kinds and "float" in read.get(path, frozenset())
-        for path, kinds in written.items()
-    )
+    written = _positions(writer)
+    read = _positions(reader)
+    for path, kinds in read.items():
+        if path not in written:
+            if kinds & _FROM_TEXT or any(":" in kind for kind in kinds):
+                return True
+            continue
+        if "long" in written[path] and "float" in kinds:
+            return True
+        if {k for k in kinds if ":" in k} != {k for k in written[path] if ":" in k}:
+            return True
+    return False
 
 
-def _primitives(schema: Any) -> dict[tuple[str, ...], frozenset[str]]:
-    """Give the primitive types at each position of the schema (JSON, names unresolved)."""
+_FROM_TEXT: Final = frozenset({"bytes", "fixed"})
+"""Types whose default is text standing for bytes."""
+
+
+def _positions(schema: Any) -> dict[tuple[str, ...], frozenset[str]]:
+    """Give the leaf types at each position of the schema (JSON, names unresolved).
+
+    A leaf is a primitive's name, ``fixed`` or ``enum``, or ``type:logicalType:precision:scale``
+    for a logical type.
+    """
     named: dict[str, Any] = {}
     found: dict[tuple[str, ...], set[str]] = {}
+
+    def leaf(path: tuple[str, ...], kind: str) -> None:
+        found.setdefault(path, set()).add(kind)
 
     def visit(node: Any, path: tuple[str, ...], depth: int) -> None:
         if depth > 32:  # a recursive writer schema: positions this deep are not compared
@@ -132,14 +157,18 @@ def _primitives(schema: Any) -> dict[tuple[str, ...], frozenset[str]]:
             if node in named:
                 visit(named[node], path, depth + 1)
             else:
-                found.setdefault(path, set()).add(node)
+                leaf(path, node)
             return
         if not isinstance(node, dict):
             return
         kind = node.get("type")
         if "name" in node and kind in ("record", "error", "enum", "fixed"):
             named[str(node["name"])] = node
-        if kind in ("record", "error"):
+        if "logicalType" in node:
+            parts = (kind, node["logicalType"], node.get("precision"), node.get("scale", 0))
+            leaf(path, ":".join(map(str, parts)))
+        elif kind in ("record", "error"):
+            leaf(path, "record")
             for field in node.get("fields") or ():
                 if isinstance(field, dict):
                     visit(field.get("type"), (*path, str(field.get("name"))), depth + 1)
@@ -148,7 +177,7 @@ def _primitives(schema: Any) -> dict[tuple[str, ...], frozenset[str]]:
         elif kind == "map":
             visit(node.get("values"), (*path, "{}"), depth + 1)
         elif kind in ("enum", "fixed"):
-            return
+            leaf(path, kind)
         else:
             visit(kind, path, depth + 1)
 
