@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -91,14 +92,13 @@ def _plan(framing: Framing, registry: RegistrySettings | None) -> DecodePlan:
     return DecodePlan((reader,), (reader.spark_type.json(),), DecodeMode.FAILFAST, registry)
 
 
-@contextlib.contextmanager
-def _path(path: str) -> Iterator[None]:
-    with mock.patch.dict("os.environ"):
-        if path == "fallback":
-            import os
-
-            os.environ[NATIVE_ENV] = "0"
-        yield
+def _path(path: str) -> contextlib.AbstractContextManager[object]:
+    """Decode on ``path`` inside the block: ``KAFKA_RESCALABLE_NATIVE=0`` for the fallback."""
+    if path == "fallback":
+        return mock.patch.dict(os.environ, {NATIVE_ENV: "0"})
+    return mock.patch.dict(
+        os.environ, {key: v for key, v in os.environ.items() if key != NATIVE_ENV}, clear=True
+    )
 
 
 @contextlib.contextmanager
@@ -124,6 +124,19 @@ def _best(plan: DecodePlan, batches: list[pa.RecordBatch], runs: int) -> tuple[f
     return best, decoded
 
 
+def _check_native(plan: DecodePlan, batch: pa.RecordBatch, case: str) -> None:
+    """Fail unless the native core decodes ``batch`` itself (no hand-over to the slow path)."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    (reader,) = plan.readers
+    arrow_type = to_arrow_type(reader.spark_type, timezone="UTC")
+    bulk = CODEC.bulk_decoder(reader, arrow_type, plan.registry)
+    with _path("native"):
+        if bulk is None or bulk(batch.column(1)) is None:
+            msg = f"{case}: the native core handed the batch to the pure-Python decoders"
+            raise RuntimeError(msg)
+
+
 def measure_decoding(records: int, runs: int) -> list[DecodingRun]:
     """Time both cases on both paths; fail unless both paths decode the same rows."""
     if native_core() is None:
@@ -139,6 +152,7 @@ def measure_decoding(records: int, runs: int) -> list[DecodingRun]:
     results = []
     with _writers():
         for case, (plan, batches) in cases.items():
+            _check_native(plan, batches[0], case)
             rows = {}
             for path in ("native", "fallback"):
                 with _path(path):

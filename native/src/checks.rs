@@ -84,14 +84,18 @@ fn unique_keys(map: &MapArray) -> Result<(), String> {
     let mut seen: HashSet<&str> = HashSet::new();
     for window in offsets.windows(2) {
         let (start, end) = (window[0] as usize, window[1] as usize);
-        if end - start < 2 {
-            continue;
-        }
-        seen.clear();
-        for index in start..end {
-            if !seen.insert(keys.value(index)) {
-                return Err("a map repeats a key".into());
+        let repeated = match end - start {
+            0 | 1 => false,
+            // Few keys: compared pairwise, without hashing.
+            2..=8 => (start..end)
+                .any(|i| (i + 1..end).any(|j| keys.value(i) == keys.value(j))),
+            _ => {
+                seen.clear();
+                !(start..end).all(|index| seen.insert(keys.value(index)))
             }
+        };
+        if repeated {
+            return Err("a map repeats a key".into());
         }
     }
     Ok(())
