@@ -17,7 +17,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from integration_tests.kafka_fixtures import kafka_bootstrap, topic_name  # noqa: F401
-from integration_tests.reference_source import builtin_kafka_source_jars
+from integration_tests.reference_source import builtin_kafka_source_jars, spark_avro_jars
 from integration_tests.registry_fixtures import (  # noqa: F401
     schema_registry_url,
     start_registry_build,
@@ -112,7 +112,7 @@ def xdist_groups_applied(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
-    """One ``local[2]`` session for the whole run, with both Kafka sources available."""
+    """One ``local[2]`` session for the whole run: both Kafka sources, and ``from_avro``."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -135,7 +135,11 @@ def _session(warehouse: object) -> SparkSession:
     return (
         SparkSession.builder.master("local[2]")
         .appName("kafka-rescalable-tests")
-        .config("spark.jars", ",".join(str(jar) for jar in builtin_kafka_source_jars()))
+        # Spark's own Avro functions too: from_avro is the reference our Avro rows are held to.
+        .config(
+            "spark.jars",
+            ",".join(str(jar) for jar in [*builtin_kafka_source_jars(), *spark_avro_jars()]),
+        )
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.ui.enabled", "true")  # parallelism=auto reads cores from its REST API

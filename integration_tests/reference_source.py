@@ -24,7 +24,7 @@ BUILTIN_KAFKA_SOURCE = (
 SPARK_AVRO = ("org.apache.spark:spark-avro_2.13:4.2.0",)
 """Spark's own Avro functions (``from_avro``), pinned like the source: 4.2.0 is the newest on
 Maven Central; Spark ships Avro itself (``avro``, ``avro-mapred``, ``xz``), so nothing else is
-fetched. Only the Avro decoding benchmark uses it."""
+fetched. The tests' session holds our Avro rows to it; the Avro decoding benchmark times it."""
 
 
 def spark_avro_jars() -> list[Path]:

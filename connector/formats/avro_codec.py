@@ -5,7 +5,9 @@ the registry subject (``valueSubject``, by default ``<topic>-value``). On the ex
 framed payload is read with its writer schema, fetched by id once per Python worker, and
 resolved to the reader schema by fastavro (Avro's schema resolution: a field the writer lacks
 takes the reader's default, a field the reader lacks is skipped). Plain payloads are read with
-the reader schema as the writer's. :mod:`kafka_rescalable.formats.avro_types` maps the types.
+the reader schema as the writer's. :mod:`kafka_rescalable.formats.avro.types` maps the types,
+:mod:`kafka_rescalable.formats.avro.native` decodes whole columns where the native core is
+installed.
 
 The sink writes a row's value with ``valueSchema`` when given, else with the schema derived
 from the column's Spark type; with a registry through confluent-kafka's ``AvroSerializer``,
@@ -21,20 +23,27 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+import pyarrow as pa
 from pyspark.sql.types import DataType
 
 from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
-from kafka_rescalable.formats.avro_types import (
+from kafka_rescalable.formats.avro.types import (
     AvroMappingError,
     as_declared,
-    avro_schema_of,
-    has_struct_union,
+    record_without_fields,
     spark_type_of,
-    value_converter,
     without_ignored_logical_types,
-    writer_converter,
 )
-from kafka_rescalable.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
+from kafka_rescalable.formats.avro.values import has_struct_union, value_converter, writer_converter
+from kafka_rescalable.formats.avro.writer_schema import avro_schema_of
+from kafka_rescalable.formats.codec import (
+    BulkDecoder,
+    Decoder,
+    Encoder,
+    FormatCodec,
+    ReaderSchema,
+    WriterColumn,
+)
 from kafka_rescalable.formats.ddl import to_ddl
 from kafka_rescalable.formats.options import (
     Framing,
@@ -98,6 +107,21 @@ class _AvroCodec(FormatCodec):
             registry_client(settings)  # now: bad settings fail the task, not each record
             writers = functools.partial(_writer_schema, settings)
         return _build_decoder(reader_schema, reader.payload.framing, writers)
+
+    def bulk_decoder(
+        self, reader: ReaderSchema, arrow_type: pa.DataType, registry: RegistrySettings | None
+    ) -> BulkDecoder | None:
+        from kafka_rescalable.formats.avro.native import native_decoder
+
+        assert isinstance(reader.definition, str)
+        framing = reader.payload.framing
+        if framing is Framing.NONE:
+            return native_decoder(reader.definition, arrow_type, framing, None)
+        if registry is None:  # framed, but every record is read with the reader schema
+            definition = reader.definition
+            return native_decoder(reader.definition, arrow_type, framing, lambda _id: definition)
+        writers = functools.partial(_writer_text, _client_settings(registry))
+        return native_decoder(reader.definition, arrow_type, framing, writers)
 
     def encoder(self, column: WriterColumn) -> Encoder:
         payload = column.payload
@@ -174,6 +198,10 @@ def _parse(text: str, option: str, schema_id: int | None) -> Any:
 
     refusal = f"{_where(schema_id)}not JSON"
     document = schema_document(text, option, refusal, "give an Avro schema as JSON text")
+    missing = record_without_fields(document)
+    if missing is not None:
+        msg = f"{_where(schema_id)}not a valid Avro schema: {missing}"
+        raise InvalidOptionError(option, msg)
     try:
         return fastavro.parse_schema(without_ignored_logical_types(document))
     except Exception as error:  # fastavro's SchemaParseException, KeyError, TypeError...
@@ -219,6 +247,17 @@ def _writer_schema(registry: RegistrySettings, schema_id: int) -> Any:
         return _parsed(schema.schema_str)
     except Exception as error:  # noqa: BLE001 - a registered schema fastavro refuses
         return _Unknown(f"schema id {schema_id} does not parse as Avro: {error}")
+
+
+def _writer_text(registry: RegistrySettings, schema_id: int) -> str | None:
+    """Give the writer schema's text for the native core; ``None`` where no record can be read.
+
+    :func:`_writer_schema` decides, as for the slow path; the text then comes from the
+    registry client's cache, which it just filled.
+    """
+    if type(_writer_schema(registry, schema_id)) is _Unknown:
+        return None
+    return str(registry_client(registry).get_schema(schema_id).schema_str)
 
 
 class _Unknown:

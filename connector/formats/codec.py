@@ -16,12 +16,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql.types import DataType
 
 from kafka_rescalable.errors import MissingExtraError
 from kafka_rescalable.formats.options import PayloadFormat, PayloadOptions, RegistrySettings
 
 __all__ = [
+    "BulkDecoder",
     "Decoder",
     "Encoder",
     "FormatCodec",
@@ -36,6 +38,11 @@ Decoder = Callable[[bytes], Any]
 It raises :class:`~kafka_rescalable.errors.PayloadDecodeError` for a payload it cannot decode; any
 other exception is taken as a decoding failure of that payload too.
 """
+
+BulkDecoder = Callable[[pa.Array], "pa.Array | None"]
+"""A whole column of payloads in, the decoded column in the Arrow type Spark declared out;
+``None`` when this batch must be decoded payload by payload (the slow path, which then names
+the record that fails and says why)."""
 
 Encoder = Callable[[Any], bytes]
 """One row's value (as ``pyarrow``'s ``to_pylist`` gives it) in, the payload out."""
@@ -115,6 +122,20 @@ class FormatCodec(ABC):
         self, reader: ReaderSchema, spark_type: DataType, registry: RegistrySettings | None
     ) -> Decoder:
         """Build the decoder on an executor; ``spark_type`` is the type Spark handed back."""
+
+    def bulk_decoder(
+        self,
+        reader: ReaderSchema,
+        arrow_type: pa.DataType,
+        registry: RegistrySettings | None,
+    ) -> BulkDecoder | None:
+        """Build a decoder of whole columns on an executor; ``None``: payload by payload only.
+
+        ``arrow_type`` is the Arrow type of the Spark type handed back. A format whose payloads
+        a native core decodes in bulk overrides this; the per-payload :meth:`decoder` stays
+        the slow path with the same contract.
+        """
+        return None
 
     def encoder(self, column: WriterColumn) -> Encoder:
         """Build the sink's encoder for ``column`` (on an executor)."""

@@ -16,7 +16,7 @@ from typing import Any, Final
 import pyarrow as pa
 
 from kafka_rescalable.errors import PayloadDecodeError, RecordDecodeError, SchemaRegistryError
-from kafka_rescalable.formats.codec import Decoder, ReaderSchema, codec_for
+from kafka_rescalable.formats.codec import BulkDecoder, Decoder, ReaderSchema, codec_for
 from kafka_rescalable.formats.options import DecodeMode, RegistrySettings
 
 __all__ = ["DECODE_ERROR_COLUMN", "DecodePlan", "decode_batch"]
@@ -44,6 +44,8 @@ class _Column:
     name: str
     arrow_type: pa.DataType
     decode: Decoder
+    bulk: BulkDecoder | None = None
+    """Decodes the whole column at once where it can (a native core); else ``decode`` does."""
 
 
 @functools.cache
@@ -55,11 +57,13 @@ def _columns(plan: DecodePlan) -> tuple[_Column, ...]:
     for reader, type_json in zip(plan.readers, plan.spark_types_json, strict=True):
         spark_type = _parse_datatype_json_string(type_json)
         codec = codec_for(reader.payload.format)
+        arrow_type = to_arrow_type(spark_type, timezone="UTC")
         built.append(
             _Column(
                 reader.payload.column,
-                to_arrow_type(spark_type, timezone="UTC"),
+                arrow_type,
                 codec.decoder(reader, spark_type, plan.registry),
+                codec.bulk_decoder(reader, arrow_type, plan.registry),
             )
         )
     return tuple(built)
@@ -80,6 +84,10 @@ def decode_batch(batch: pa.RecordBatch, plan: DecodePlan) -> pa.RecordBatch:
     arrays = list(batch.columns)
     for column in _columns(plan):
         index = names.index(column.name)
+        decoded = None if column.bulk is None else column.bulk(arrays[index])
+        if decoded is not None:  # the whole column decoded; else the slow path says why not
+            arrays[index] = decoded
+            continue
         payloads = arrays[index].to_pylist()
         values = _decode_all(batch, column, payloads, reasons, permissive)
         arrays[index] = _to_arrow(batch, column, values, reasons, permissive)

@@ -27,10 +27,11 @@ from pyspark.sql.types import (
 )
 
 from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError
-from kafka_rescalable.formats.avro_codec import CODEC, _build_decoder, _parsed
+from kafka_rescalable.formats.avro_codec import CODEC, _build_decoder, _parse, _parsed
 from kafka_rescalable.formats.codec import WriterColumn
 from kafka_rescalable.formats.options import Framing, PayloadFormat, PayloadOptions
 from kafka_rescalable.formats.registry import frame
+from tests.connector.formats.avro_batches import PATHS, batch, decode_on, plan
 
 UTC = timezone.utc
 
@@ -142,17 +143,21 @@ def _write(schema: Any, value: Any) -> bytes:
     return out.getvalue()
 
 
-def _decode_to_arrow(schema: Any, values: list[Any], framing: Framing = Framing.NONE) -> list[Any]:
-    reader = CODEC.resolve(_payload(schema, framing), None, ["orders"])
-    assert reader.spark_type is not None
-    decode = CODEC.decoder(reader, reader.spark_type, None)
+def _decode_to_arrow(
+    schema: Any, values: list[Any], framing: Framing = Framing.NONE, path: str = "fallback"
+) -> list[Any]:
+    """Decode ``values`` written with ``schema`` as a source batch would be, on ``path``."""
     payloads = [_write(schema, value) for value in values]
     if framing is Framing.CONFLUENT:
         payloads = [frame(9, payload) for payload in payloads]
-    arrow = pa.array(
-        [decode(p) for p in payloads], to_arrow_type(reader.spark_type, timezone="UTC")
-    )
-    return arrow.to_pylist()
+    decoded = decode_on(path, plan(schema, framing), batch(payloads))
+    return decoded.column(1).to_pylist()
+
+
+@pytest.fixture(params=PATHS)
+def path(request: pytest.FixtureRequest) -> str:
+    """Each decoding path: the native core, and the pure-Python decoders."""
+    return str(request.param)
 
 
 def test_the_reader_schema_is_its_spark_type_as_ddl() -> None:
@@ -167,22 +172,22 @@ def test_the_reader_schema_is_its_spark_type_as_ddl() -> None:
 
 
 @pytest.mark.parametrize("framing", [Framing.NONE, Framing.CONFLUENT])
-def test_every_type_decodes_into_the_arrow_column(framing: Framing) -> None:
-    (row,) = _decode_to_arrow(ORDER, [FULL], framing)
+def test_every_type_decodes_into_the_arrow_column(framing: Framing, path: str) -> None:
+    (row,) = _decode_to_arrow(ORDER, [FULL], framing, path)
     expected = dict(FULL)
     expected["attrs"] = [("x", 1), ("y", None)]  # a map column reads back as pairs
     expected["either"] = {"member0": None, "member1": "two", "member2": None}
     assert row == expected
 
 
-def test_struct_unions_tell_their_members_apart() -> None:
+def test_struct_unions_tell_their_members_apart(path: str) -> None:
     values = [
         dict(FULL, either=None),
         dict(FULL, either=5),
         dict(FULL, either={"city": "Oslo", "zip": 150}),
         dict(FULL, note="n", address=None, lines=[], attrs={}),
     ]
-    rows = _decode_to_arrow(ORDER, values)
+    rows = _decode_to_arrow(ORDER, values, path=path)
     assert [row["either"] for row in rows] == [
         None,
         {"member0": 5, "member1": None, "member2": None},
@@ -197,7 +202,7 @@ def test_struct_unions_tell_their_members_apart() -> None:
     )
 
 
-def test_unions_inside_arrays_and_maps_and_named_members() -> None:
+def test_unions_inside_arrays_and_maps_and_named_members(path: str) -> None:
     schema = {
         "type": "record",
         "name": "R",
@@ -224,7 +229,9 @@ def test_unions_inside_arrays_and_maps_and_named_members() -> None:
         ],
     }
     (row,) = _decode_to_arrow(
-        schema, [{"xs": [1, "a"], "m": {"e": "A", "f": b"xy", "l": [1]}, "maybe": {"v": 3}}]
+        schema,
+        [{"xs": [1, "a"], "m": {"e": "A", "f": b"xy", "l": [1]}, "maybe": {"v": 3}}],
+        path=path,
     )
     assert row == {
         "xs": [{"member0": 1, "member1": None}, {"member0": None, "member1": "a"}],
@@ -341,12 +348,30 @@ def test_a_plain_truncated_payload_is_a_decode_error() -> None:
             '{"type": "record", "name": "N", "fields": [{"name": "n", "type": ["null", "N"]}]}',
             "Invalid option 'valueSchema': record 'N' contains itself",
         ),
+        (
+            '{"type": "record", "name": "R"}',
+            "Invalid option 'valueSchema': not a valid Avro schema: record 'R' has no 'fields'",
+        ),
+        (
+            '{"type": "record", "name": "R", "fields": [{"name": "a", "type": '
+            '{"type": "array", "items": {"type": "error", "name": "In"}}}]}',
+            "Invalid option 'valueSchema': not a valid Avro schema: error 'In' has no 'fields'",
+        ),
     ],
 )
 def test_bad_inline_schemas_name_the_option(text: str, message: str) -> None:
     with pytest.raises(InvalidOptionError) as failed:
         CODEC.resolve(_payload(text), None, ["orders"])
     assert str(failed.value).startswith(message)
+
+
+def test_a_registry_schema_without_fields_names_the_subject_option_and_the_id() -> None:
+    with pytest.raises(InvalidOptionError) as failed:
+        _parse('{"type": "record", "name": "R"}', "valueSubject", 12)
+    assert str(failed.value).startswith(
+        "Invalid option 'valueSubject': the registry's schema id 12: not a valid Avro schema: "
+        "record 'R' has no 'fields'"
+    )
 
 
 def test_a_bad_key_schema_names_the_key_option() -> None:
@@ -420,7 +445,7 @@ def test_without_a_schema_the_spark_type_gives_the_writer_schema() -> None:
     )
     payload = PayloadOptions("value", PayloadFormat.AVRO)
     encode = CODEC.encoder(WriterColumn(payload, spark_type, None, "out"))
-    from kafka_rescalable.formats.avro_types import avro_schema_of
+    from kafka_rescalable.formats.avro.writer_schema import avro_schema_of
 
     schema_text = json.dumps(avro_schema_of(spark_type))
     reader = CODEC.resolve(_payload(schema_text), None, ["out"])

@@ -24,14 +24,14 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from kafka_rescalable.formats.avro_types import (
+from kafka_rescalable.formats.avro.types import (
     AvroMappingError,
     as_declared,
-    avro_schema_of,
-    has_struct_union,
     spark_type_of,
     without_ignored_logical_types,
 )
+from kafka_rescalable.formats.avro.values import has_struct_union
+from kafka_rescalable.formats.avro.writer_schema import avro_schema_of
 
 
 def _spark(schema: object) -> tuple[DataType, bool]:

@@ -1,0 +1,119 @@
+//! The native core of kafka-rescalable: Avro payloads held in an Arrow binary array are
+//! decoded in bulk into one Arrow array, with Apache Arrow's own `arrow-avro`.
+//!
+//! The core does no I/O and takes no decision: it is handed the reader schema and the writer
+//! schemas it needs (Python fetches them from the registry), it reads the registry framing,
+//! decodes each writer schema's records together, resolves them to the reader schema and puts
+//! the records back in their order. Any failure is an exception; the Python side then decodes
+//! the batch on its slow path, which names the failing record and says why.
+
+mod checks;
+mod decode;
+mod framing;
+
+use arrow_array::{Array, make_array};
+use arrow_data::ArrayData;
+use arrow_pyarrow::{FromPyArrow, ToPyArrow};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+use crate::decode::Decoders;
+
+create_exception!(
+    _core,
+    NativeDecodeError,
+    PyException,
+    "The native core could not decode a batch: the caller decodes it on its slow path."
+);
+
+/// Avro payloads (an Arrow binary array) to one Arrow array of the reader schema.
+#[pyclass(module = "kafka_rescalable_native._core")]
+struct AvroDecoder {
+    decoders: Decoders,
+}
+
+#[pymethods]
+impl AvroDecoder {
+    /// Build a decoder for `reader_schema` (Avro JSON text).
+    #[new]
+    fn new(reader_schema: &str) -> PyResult<Self> {
+        let decoders = Decoders::new(reader_schema).map_err(native_error)?;
+        Ok(Self { decoders })
+    }
+
+    /// Register the writer schema of registry id `schema_id`, resolved to the reader schema.
+    fn add_writer(&mut self, schema_id: u32, writer_schema: &str) -> PyResult<()> {
+        self.decoders
+            .add_writer(schema_id, writer_schema)
+            .map_err(native_error)
+    }
+
+    /// Whether the writer schema of `schema_id` was registered.
+    fn has_writer(&self, schema_id: u32) -> bool {
+        self.decoders.has_writer(schema_id)
+    }
+
+    /// Decode plain payloads, written with the reader schema itself.
+    fn decode_plain<'py>(
+        &mut self,
+        py: Python<'py>,
+        payloads: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let data = ArrayData::from_pyarrow_bound(payloads)?;
+        let array = make_array(data);
+        let decoded = py
+            .detach(|| guarded(|| self.decoders.decode_plain(array.as_ref())))
+            .map_err(native_error)?;
+        decoded.to_data().to_pyarrow(py)
+    }
+
+    /// Decode payloads framed for a schema registry (magic byte, 4-byte id, body).
+    fn decode_framed<'py>(
+        &mut self,
+        py: Python<'py>,
+        payloads: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let data = ArrayData::from_pyarrow_bound(payloads)?;
+        let array = make_array(data);
+        let decoded = py
+            .detach(|| guarded(|| self.decoders.decode_framed(array.as_ref())))
+            .map_err(native_error)?;
+        decoded.to_data().to_pyarrow(py)
+    }
+}
+
+/// The distinct schema ids of framed payloads, in the order they first appear.
+#[pyfunction]
+fn schema_ids(payloads: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+    let array = make_array(ArrayData::from_pyarrow_bound(payloads)?);
+    framing::distinct_ids(array.as_ref()).map_err(native_error)
+}
+
+/// Run `work`, turning a panic inside the decoding libraries into an error.
+fn guarded<T>(work: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let text = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(format!("the native decoder panicked: {text}"))
+        }
+    }
+}
+
+fn native_error(message: String) -> PyErr {
+    NativeDecodeError::new_err(message)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<AvroDecoder>()?;
+    m.add_function(wrap_pyfunction!(schema_ids, m)?)?;
+    m.add("NativeDecodeError", m.py().get_type::<NativeDecodeError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
