@@ -235,7 +235,7 @@ def worker_decoders(_index: Any = None) -> dict[str, str]:
     ``kafka_rescalable_native``, used when it imports, unless :data:`NATIVE_ENV` is ``0``. It
     may decode some formats only (Avro first), and the connector uses it for a format only
     where it has the glue: a family counts as native when the connector has a module
-    ``kafka_rescalable.formats.native_<family>`` and the core exports a decoder named after
+    ``kafka_rescalable.formats.<family>.native`` and the core exports a decoder named after
     the family (``AvroDecoder``, ...). Run this in a Spark Python worker
     (:func:`spark_decoders`) to see what the executors use.
     """
@@ -256,7 +256,17 @@ def worker_decoders(_index: Any = None) -> dict[str, str]:
 
 
 def _has_glue(family: str) -> bool:
-    return importlib.util.find_spec(f"kafka_rescalable.formats.native_{family}") is not None
+    # The connector's glue for a family lives in its format's package (formats/avro/native.py).
+    for module in (
+        f"kafka_rescalable.formats.{family}.native",
+        f"kafka_rescalable.formats.native_{family}",
+    ):
+        try:
+            if importlib.util.find_spec(module) is not None:
+                return True
+        except ModuleNotFoundError:  # the family's package itself does not exist
+            continue
+    return False
 
 
 def spark_decoders(spark: Any) -> dict[str, str]:
