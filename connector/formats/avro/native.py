@@ -67,7 +67,7 @@ def native_core() -> ModuleType | None:
     except ImportError:
         _say(
             "the pure-Python decoders: kafka_rescalable_native is not installed "
-            "(pip install 'kafka-rescalable[native]' decodes Avro some 50 times faster)"
+            "(pip install 'kafka-rescalable[native]' decodes Avro some 25 times faster)"
         )
         return None
     _say(f"the native core (kafka_rescalable_native {core.__version__})")
