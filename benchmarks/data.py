@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from benchmarks.workloads import USERS, Workload
 
 __all__ = [
     "PRODUCER_CONFIG",
     "create_topic",
+    "delete_topics",
     "end_offsets",
     "fill_partitions",
     "produce",
@@ -57,6 +58,19 @@ def create_topic(bootstrap: str, topic: str, partitions: int, timeout_s: float =
             msg = f"topic {topic} has no leader for all {partitions} partitions after {timeout_s} s"
             raise TimeoutError(msg)
         time.sleep(0.2)
+
+
+def delete_topics(bootstrap: str, topics: Iterable[str], timeout_s: float = 120.0) -> None:
+    """Delete ``topics`` and wait until the broker has.
+
+    A benchmark's next topics then have the broker (and its memory, where the data is in
+    memory) to themselves.
+    """
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.delete_topics(list(topics), operation_timeout=timeout_s).values():
+        future.result(timeout=timeout_s)
 
 
 def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:

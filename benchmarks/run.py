@@ -14,7 +14,8 @@ for the ratios: it warms Python workers and the JIT), then ``--runs`` times; the
 run counts. The raw client limit runs ``--runs`` times as well, the best counts. Rows per
 second are the topic's records over the wall time of the whole query (or read), start-up
 included. ``sustained`` and ``memory`` run for many minutes and only when named with ``--only``,
-as do ``avro`` (decoding Avro records, :mod:`benchmarks.whole_queries.avro_decode`) and
+as do ``typed`` (our typed decoders against Spark's JVM ones,
+:mod:`benchmarks.whole_queries.typed_decode`; ``avro`` is its Avro part), and
 ``partitions`` (100 to 10,000 partitions against the built-in source,
 :mod:`benchmarks.running_queries.many_partitions`).
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import shlex
 import sys
 import tempfile
@@ -143,6 +145,10 @@ def _ints(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(","))
 
 
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
 _VALUED_OPTIONS: tuple[tuple[str, Callable[[str], object], str], ...] = (
     ("--runs", int, "timed runs after the first (default: 3, quick: 1)"),
     ("--rates", _ints, "latency: records/s, comma-separated (1000,10000,50000; quick: 2)"),
@@ -155,7 +161,9 @@ _VALUED_OPTIONS: tuple[tuple[str, Callable[[str], object], str], ...] = (
     ("--minutes", float, "memory: minutes the query runs (10; quick 1)"),
     ("--memory-rate", int, "memory: records per second (10000)"),
     ("--sample-every", float, "memory: seconds between samples (15; quick 5)"),
-    ("--avro-records", int, "avro: records in the topic (400000; quick 20000)"),
+    ("--typed-records", _ints, "typed, avro: records per topic (400000,2000000; quick 20000)"),
+    ("--typed-formats", _names, "typed, avro: formats, comma-separated (typed: all but avro-udf)"),
+    ("--spark-protobuf-jar", Path, "typed: a spark-protobuf jar for from_protobuf (none on Maven)"),
     ("--partitions-rate", int, "partitions: stream records/s (5000)"),
     ("--partitions-bound", float, "partitions: seconds a whole query may run (300; quick 60)"),
     ("--partitions-cases", str, "partitions: only these cases, comma-separated (p10000,t100x10)"),
@@ -166,7 +174,6 @@ _VALUED_OPTIONS: tuple[tuple[str, Callable[[str], object], str], ...] = (
 _FLAGS = (
     ("--quick", "small sizes, for a smoke test"),
     ("--profile", "add cProfiles of planning and rebalancer, and start-up import times"),
-    ("--avro-no-registry", "avro: leave out our framed contender and its schema registry"),
     ("--broker-data-on-disk", "keep the broker's topic data on disk, not in memory (tmpfs)"),
 )
 _REPEATED = (
@@ -375,17 +382,17 @@ def _memory(run: Run) -> list[str]:
     ]
 
 
-def _avro(run: Run) -> list[str]:
-    """Time the Avro decoders; return the section's heading and table."""
-    from benchmarks.whole_queries.avro_decode import RECORDS, avro_table, measure_avro
+def _typed(run: Run, avro_only: bool = False) -> list[str]:
+    """Time our typed decoders against Spark's JVM ones (``avro_only``: Avro's, 400,000)."""
+    from benchmarks.whole_queries import typed_decode as typed
 
-    records = run.pick(run.args.avro_records, 20_000, RECORDS)
-    registry = not run.args.avro_no_registry
-    results = measure_avro(run.bootstrap, run.runs, _say, records, registry=registry)
-    return [
-        f"## Avro decoding ({records:,} records of ~205 B, best of {run.runs} timed runs)",
-        avro_table(results),
-    ]
+    formats = typed.AVRO_FORMATS if avro_only else typed.DEFAULT_FORMATS
+    sizes = run.pick(run.args.typed_records, (20_000,), typed.RECORDS[: 1 if avro_only else 2])
+    runs = run.pick(run.args.runs, 1, 2)
+    formats = run.args.typed_formats or formats
+    jar = run.args.spark_protobuf_jar
+    results = typed.measure_typed(run.bootstrap, runs, _say, sizes, formats, jar)
+    return typed.typed_section(results, runs)
 
 
 def _partitions(run: Run) -> list[str]:
@@ -406,7 +413,8 @@ MODES: dict[str, Mode] = {
     "latency": Mode(_latency, default=True),
     "sustained": Mode(_sustained, default=False),
     "memory": Mode(_memory, default=False),
-    "avro": Mode(_avro, default=False),
+    "typed": Mode(_typed, default=False),
+    "avro": Mode(functools.partial(_typed, avro_only=True), default=False),
     "partitions": Mode(_partitions, default=False),
 }
 """Every ``--only`` choice, in the order a run takes them; a new benchmark is one line."""

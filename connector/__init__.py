@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_rescalable.errors import (
     CheckpointOffsetError,
     DataLossError,
+    EnvironmentPackError,
     InvalidOptionError,
     KafkaAuthenticationError,
     KafkaAuthorizationError,
@@ -51,17 +52,25 @@ from kafka_rescalable.state.errors import (
 )
 
 if TYPE_CHECKING:
+    from kafka_rescalable.checkpoints import starting_offsets_from_checkpoint
+    from kafka_rescalable.inspect.reading import CheckpointError
     from kafka_rescalable.source import KafkaSource
 
 __version__ = "0.2.0"
 
 # Names loaded on first access (PEP 562): module that defines each.
-_LAZY = {"KafkaSource": "kafka_rescalable.source"}
+_LAZY = {
+    "CheckpointError": "kafka_rescalable.inspect.reading",
+    "KafkaSource": "kafka_rescalable.source",
+    "starting_offsets_from_checkpoint": "kafka_rescalable.checkpoints",
+}
 
 __all__ = [
+    "CheckpointError",
     "CheckpointOffsetError",
     "DataLossError",
     "DuplicatePartitionError",
+    "EnvironmentPackError",
     "ForeignCheckpointError",
     "InvalidOptionError",
     "KafkaAuthenticationError",
@@ -85,11 +94,12 @@ __all__ = [
     "UnknownPartitionError",
     "UnsupportedKafkaSettingError",
     "__version__",
+    "starting_offsets_from_checkpoint",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    """Import ``KafkaSource`` (and with it pyspark) only when it is asked for."""
+    """Import ``KafkaSource`` (and with it pyspark) and the checkpoint reader (pyarrow) on use."""
     if name in _LAZY:
         import importlib
 

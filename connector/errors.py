@@ -235,3 +235,10 @@ class SchemaRegistryError(KafkaSourceError):
     The message names the registry's URL, the subject or schema id, and the option to check;
     ``__cause__`` is confluent-kafka's error.
     """
+
+
+class EnvironmentPackError(KafkaSourceError):
+    """``kafka-rescalable-pack`` cannot pack this Python environment for the executors.
+
+    The message names the distribution that is not installed and the Python that lacks it.
+    """

@@ -14,13 +14,17 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from kafka_rescalable._executor_guard import ShippedToExecutors
 from kafka_rescalable.config.kafka_config import check_client_accepts
 from kafka_rescalable.config.options import KafkaSourceOptions, Mode, parse_options
+from kafka_rescalable.config.redaction import warn_shown_by_spark
 from kafka_rescalable.config.table import OPTIONS
 from kafka_rescalable.driver.batch_reader import KafkaBatchReader
+from kafka_rescalable.driver.interpreter import warn_about_executor_python
 from kafka_rescalable.driver.stream_reader import KafkaStreamReader
 from kafka_rescalable.errors import KafkaSourceError
 from kafka_rescalable.executor.tasks import read_input_partition
+from kafka_rescalable.formats.codec import ReaderSchema
 from kafka_rescalable.formats.declared import (
     declared_schema,
     decode_plan,
@@ -34,7 +38,7 @@ from kafka_rescalable.sink.writer import make_writer
 __all__ = ["KafkaSource"]
 
 
-class KafkaSource(DataSource):
+class KafkaSource(ShippedToExecutors, DataSource):
     """Read Kafka with ``spark.readStream.format("kafka-rescalable")`` or ``spark.read``.
 
     Write to it with ``df.writeStream`` or ``df.write`` in the same format (the sink).
@@ -42,6 +46,16 @@ class KafkaSource(DataSource):
     Options keep the names and meanings of Spark's built-in Kafka source; see the README's
     option table. Installed, Spark finds it by name (``pyspark_kafka_rescalable``); where the
     package is only importable, register it with ``spark.dataSource.register(KafkaSource)``.
+    """
+
+    _defined_readers: tuple[ReaderSchema, ...] | None = None
+    """The reader schemas fixed by :meth:`schema` when the DataFrame was defined.
+
+    Spark pickles this instance after asking for its schema and hands the pickled instance,
+    with them, to :meth:`reader` and :meth:`streamReader`: so a DataFrame reads with the
+    subject version it was defined with (as ``from_avro`` reads with the schema it was given),
+    however many versions came since, and a DataFrame defined later reads with a later one.
+    ``None`` when Spark did not ask (a schema given with ``.schema(...)``).
     """
 
     @classmethod
@@ -54,21 +68,26 @@ class KafkaSource(DataSource):
 
         Spark asks for it when the DataFrame is defined (``load()``), before it knows whether
         the DataFrame is read as a batch or a stream; that is where bad options are refused,
-        so a typo fails at once, with our message, not when the query starts. With a typed
+        so a typo fails at once, with our message, not when the query starts, and where a
+        secret Spark would print in the plan is warned about. With a typed
         key or value (``valueFormat``), that column's type replaces the bytes, and the schema
         is declared as DDL (see :mod:`kafka_rescalable.formats.declared`); a registry subject's
-        latest version is looked up here.
+        latest version is looked up here, and kept for the readers (``_defined_readers``).
         """
         options = check_options(self.options)
+        warn_shown_by_spark(self.options)
         base = spark_schema(options.include_headers)
         payloads = options.payloads
         readers = resolve_readers(payloads, subscribed_topics(options.subscription))
+        self._defined_readers = readers
         return declared_schema(base, readers, payloads.mode)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """Return the batch reader, for ``spark.read``."""
         options = self._parse("batch")
-        return KafkaBatchReader(options, read_input_partition, _decode_plan(options, schema))
+        warn_about_executor_python()
+        plan = _decode_plan(options, schema, self._defined_readers)
+        return KafkaBatchReader(options, read_input_partition, plan)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """Return the micro-batch reader, for ``spark.readStream``.
@@ -79,7 +98,9 @@ class KafkaSource(DataSource):
         """
         try:
             options = self._parse("stream")
-            return KafkaStreamReader(options, read_input_partition, _decode_plan(options, schema))
+            warn_about_executor_python()
+            plan = _decode_plan(options, schema, self._defined_readers)
+            return KafkaStreamReader(options, read_input_partition, plan)
         except KafkaSourceError as error:
             return _RefusedStreamReader(error)
 
@@ -88,10 +109,12 @@ class KafkaSource(DataSource):
 
         See the README's "Writing to Kafka" for the options and ``kafka_rescalable.sink``.
         """
+        warn_about_executor_python()
         return make_writer(self.options, schema, overwrite, streaming=False)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         """Return the micro-batch writer, for ``df.writeStream``; checked as ``writer``."""
+        warn_about_executor_python()
         return make_writer(self.options, schema, overwrite, streaming=True)
 
     def _parse(self, mode: Mode) -> KafkaSourceOptions:
@@ -105,11 +128,17 @@ _BATCH_ONLY: Final = frozenset(
 )  # the ``ending*`` options, as the option table declares them
 
 
-def _decode_plan(options: KafkaSourceOptions, schema: StructType) -> DecodePlan | None:
-    """Plan the executors' decoding, with the reader schemas fixed now, as the query starts."""
+def _decode_plan(
+    options: KafkaSourceOptions, schema: StructType, defined: tuple[ReaderSchema, ...] | None
+) -> DecodePlan | None:
+    """Plan the executors' decoding with the reader schemas ``defined`` with the DataFrame.
+
+    When Spark did not ask for the schema (the user gave one), they are resolved now.
+    """
     payloads = options.payloads
-    readers = resolve_readers(payloads, subscribed_topics(options.subscription))
-    return decode_plan(payloads, readers, schema)
+    if defined is None:
+        defined = resolve_readers(payloads, subscribed_topics(options.subscription))
+    return decode_plan(payloads, defined, schema)
 
 
 def check_options(options: Mapping[str, str]) -> KafkaSourceOptions:
@@ -136,7 +165,7 @@ def check_options(options: Mapping[str, str]) -> KafkaSourceOptions:
     return checked
 
 
-class _RefusedStreamReader(DataSourceStreamReader):
+class _RefusedStreamReader(ShippedToExecutors, DataSourceStreamReader):
     """A stream reader for refused options: every call raises the refusal."""
 
     def __init__(self, error: KafkaSourceError) -> None:

@@ -6,9 +6,17 @@ Usage: python integration_tests/by_name_query.py BOOTSTRAP TOPIC OUT_TOPIC WORKD
 (not this checkout: the script imports nothing from the repository), so PySpark can find the
 source only as an installed distribution's ``pyspark_kafka_rescalable`` module. In one
 ``local[2]`` session it reads ``TOPIC`` as a batch, as an AvailableNow stream into Parquet,
-and through SQL (a temporary view), writes rows to ``OUT_TOPIC``, tries a catalog table, and
+and through SQL (a temporary view), writes rows to ``OUT_TOPIC``, tries catalog tables (with
+and without ``OPTIONS``, and a ``SELECT`` from one created with its columns), and
 finally registers the class by hand on top of the found one and reads again. It prints one
 JSON line with what each step saw; the test checks it.
+
+It runs from a user's job directory: the test copies it there beside the job's own
+``state.py`` and ``connector.py``, the names this package's folders had as top-level modules
+before 0.2. The directory is the script's own (``sys.path[0]``) and the working directory of
+the driver and of the ``local[2]`` executors' Python workers (``-m`` puts it first on their
+path), so under the old names those modules would have shadowed the package there. The job
+imports its modules on the driver and on an executor and reports where they came from.
 """
 
 from __future__ import annotations
@@ -29,6 +37,15 @@ def positions(frame: DataFrame) -> list[list]:
     return sorted([row.partition, row.offset, row.value] for row in rows)
 
 
+def sql_error(spark: SparkSession, statement: str) -> str:
+    """Run ``statement`` to its end; return Spark's error message, or ``"no error"``."""
+    try:
+        spark.sql(statement).collect()
+    except Exception as error:  # noqa: BLE001 - the test reads the message Spark wrapped
+        return str(error)
+    return "no error"
+
+
 def main(bootstrap: str, topic: str, out_topic: str, workdir: str) -> None:
     """Run every step in one session and print the JSON summary."""
     spark = (
@@ -41,7 +58,11 @@ def main(bootstrap: str, topic: str, out_topic: str, workdir: str) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     seen: dict[str, object] = {
         "module": importlib.util.find_spec("pyspark_kafka_rescalable").origin,
-        "connector": importlib.util.find_spec("connector").origin,
+        "connector": importlib.util.find_spec("kafka_rescalable").origin,
+        # The distribution installs one import root: no generic top-level names.
+        "generic_names": [
+            name for name in ("connector", "state") if importlib.util.find_spec(name) is not None
+        ],
         "prefix": sys.prefix,
     }
 
@@ -54,6 +75,15 @@ def main(bootstrap: str, topic: str, out_topic: str, workdir: str) -> None:
         )
 
     seen["batch"] = positions(source(spark.read).load())
+
+    import connector  # the job's own modules, beside this script
+    import state
+
+    seen["job_modules"] = [connector.__file__, state.__file__]
+    on_executor = spark.sparkContext.parallelize([0], 1).map(
+        lambda _: [__import__(name).__file__ for name in ("connector", "state")]
+    )
+    seen["job_modules_on_executor"] = on_executor.collect()[0]
 
     output = Path(workdir, "stream")
     query = (
@@ -81,11 +111,12 @@ def main(bootstrap: str, topic: str, out_topic: str, workdir: str) -> None:
     options = f"'kafka.bootstrap.servers' '{bootstrap}', 'subscribe' '{topic}'"
     spark.sql(f"CREATE TEMPORARY VIEW events USING `{FORMAT}` OPTIONS ({options})")
     seen["sql_view"] = positions(spark.sql("SELECT * FROM events WHERE offset >= 0"))
-    try:
-        spark.sql(f"CREATE TABLE events_table USING `{FORMAT}` OPTIONS ({options})")
-        seen["sql_table"] = "created"
-    except Exception as error:  # noqa: BLE001 - the test reads the message Spark wrapped
-        seen["sql_table"] = str(error)
+    with_options = f"USING `{FORMAT}` OPTIONS ({options})"
+    seen["sql_table"] = sql_error(spark, f"CREATE TABLE events_table {with_options}")
+    seen["sql_table_bare"] = sql_error(spark, f"CREATE TABLE bare_table USING `{FORMAT}`")
+    # With its columns given, Spark creates the table without asking the source; reads fail.
+    spark.sql(f"CREATE TABLE typed_table (value BINARY) {with_options}")
+    seen["sql_table_select"] = sql_error(spark, "SELECT * FROM typed_table")
 
     from kafka_rescalable import KafkaSource
 

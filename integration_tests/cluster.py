@@ -36,7 +36,8 @@ def free_port() -> int:
 class StandaloneCluster:
     """A master and any number of workers; ``stop`` kills them all."""
 
-    def __init__(self, work_dir: Path) -> None:
+    def __init__(self, work_dir: Path, env: dict[str, str] | None = None) -> None:
+        """Prepare the cluster in ``work_dir``; ``env`` adds to (or replaces) its daemons' env."""
         self.work_dir = work_dir
         self.port = free_port()
         self.ui_port = free_port()
@@ -55,6 +56,7 @@ class StandaloneCluster:
             # default, so every 15 s): with the master's 10 s, it would be dropped as lost and
             # told to re-register, with its executors, every few seconds.
             "SPARK_WORKER_OPTS": "-Dspark.worker.timeout=10",
+            **(env or {}),
         }
 
     def _spawn(self, name: str, *arguments: str, local_ip: str = "127.0.0.1") -> None:

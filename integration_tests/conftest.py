@@ -49,6 +49,7 @@ _LONGEST_FIRST = (
     "test_sink_faults.py",
     "test_connect.py",
     "test_sink_speculation.py",
+    "test_cluster_deploy.py",
     "test_examples.py",
     "test_auto_parallelism.py",
     "test_by_name.py",

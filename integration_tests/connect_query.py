@@ -12,8 +12,10 @@ For each ``PARALLELISM`` in turn the script runs two AvailableNow queries from t
 checkpoints under ``WORKDIR``: ``TOPIC`` into Parquet (``WORKDIR/parquet``) and into our
 exactly-once sink (``OUT_TOPIC``, value ``partition:offset``). Between two runs it appends
 ``TOPIC``'s second half, 20 more records per partition, so the run at the next parallelism
-has new records to read from the rescaled checkpoint. It prints nothing; the test reads
-the Parquet files, the output topic and the checkpoints.
+has new records to read from the rescaled checkpoint. Last, in the same Connect session, it
+runs the documentation's Connect snippet (``docs/snippets/connect.py``), which copies
+``TOPIC`` into ``OUT_TOPIC-docs`` exactly once. It prints nothing; the test reads the Parquet
+files, the output topics and the checkpoints.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from integration_tests.docs_snippets import run_snippet
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import OUR_FORMAT, kafka_stream, run_available_now
 
@@ -82,6 +85,7 @@ def main(bootstrap: str, topic: str, out_topic: str, workdir: str, *parallelisms
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     create_topic(bootstrap, topic, partitions=PARTITIONS)
     create_topic(bootstrap, out_topic, partitions=2)
+    create_topic(bootstrap, f"{out_topic}-docs", partitions=2)
     spark = (
         SparkSession.builder.remote("local[2]")
         .appName("kafka-rescalable-connect")
@@ -92,6 +96,13 @@ def main(bootstrap: str, topic: str, out_topic: str, workdir: str, *parallelisms
         for run, parallelism in enumerate(parallelisms):
             produce_round(bootstrap, topic, run)
             run_queries(spark, bootstrap, topic, out_topic, Path(workdir), parallelism)
+        env = {
+            "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+            "DOCS_TOPIC": topic,
+            "DOCS_OUT_TOPIC": f"{out_topic}-docs",
+            "DOCS_WORKDIR": str(Path(workdir) / "docs"),
+        }
+        run_snippet("connect.py", env)
     finally:
         spark.stop()
 

@@ -28,9 +28,11 @@ from integration_tests.kafka_helpers import Record, create_topic, produce, read_
 from integration_tests.spark_helpers import (
     OUR_FORMAT,
     batch_read,
+    kafka_stream,
     start_parquet_stream,
     wait_until,
 )
+from kafka_rescalable.config.redaction import shown_by_spark
 from kafka_rescalable.formats.avro_codec import CODEC
 from kafka_rescalable.formats.codec import WriterColumn
 from kafka_rescalable.formats.options import (
@@ -389,3 +391,126 @@ def test_the_encoder_registers_a_schema_the_deserializer_reads(
     )
     assert json.loads(latest.schema.schema_str)["name"] == "topLevelRecord"
     assert int.from_bytes(payloads[0][1:5], "big") == latest.schema_id
+
+
+def test_an_unreachable_registry_fails_a_permissive_read_instead_of_giving_null_rows(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str
+) -> None:
+    # Framed records whose writer schema must come from a registry that does not answer:
+    # nothing is wrong with them, so PERMISSIVE must not turn them into nulls.
+    create_topic(kafka_bootstrap, topic_name, partitions=1)
+    parsed = fastavro.parse_schema(EVOLVED_V1)
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, parsed, {"id": 1, "channel": "app"})
+    produce(kafka_bootstrap, topic_name, [Record(value=frame(5, out.getvalue()))] * 3)
+    with pytest.raises(PySparkException) as failed:
+        batch_read(
+            spark,
+            OUR_FORMAT,
+            kafka_bootstrap,
+            topic_name,
+            valueFormat="avro",
+            valueSchema=json.dumps(EVOLVED_V1),
+            mode="PERMISSIVE",
+            **{
+                "schema.registry.url": "http://probe:never-shown@127.0.0.1:9",
+                "schema.registry.max.retries": "0",  # the client's 3 retries take seconds
+            },
+        ).collect()
+    message = str(failed.value)
+    assert "SchemaRegistryError" in message
+    assert "http://***@127.0.0.1:9" in message
+    assert "schema id 5" in message
+    assert "never-shown" not in message
+
+
+EVOLVING_V2 = {
+    "type": "record",
+    "name": "Order",
+    "fields": [*EVOLVED_V1["fields"], {"name": "coupon", "type": "string", "default": "none"}],
+}
+
+
+def test_a_dataframe_defined_after_a_new_version_reads_with_it_and_an_older_one_with_its_own(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, schema_registry_url: str
+) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=1)
+    v1 = _serializer(schema_registry_url, EVOLVED_V1)
+    produce(kafka_bootstrap, topic_name, [Record(value=_value(v1, topic_name, {"id": 1}))])
+    options = {"valueFormat": "avro", "schema.registry.url": schema_registry_url}
+    before = batch_read(spark, OUR_FORMAT, kafka_bootstrap, topic_name, **options)
+    # A compatible new version is registered (by a producer) in the same application.
+    v2 = _serializer(schema_registry_url, EVOLVING_V2)
+    second = _value(v2, topic_name, {"id": 2, "coupon": "C"})
+    produce(kafka_bootstrap, topic_name, [Record(value=second)])
+    after = batch_read(spark, OUR_FORMAT, kafka_bootstrap, topic_name, **options)
+    assert before.schema["value"].dataType.names == ["id", "channel"]
+    assert after.schema["value"].dataType.names == ["id", "channel", "coupon"]
+    # Each DataFrame reads with the reader schema it was defined with, whichever runs first.
+    assert sorted(tuple(row.value) for row in after.collect()) == [
+        (1, "web", "none"),
+        (2, "web", "C"),
+    ]
+    assert sorted(tuple(row.value) for row in before.collect()) == [(1, "web"), (2, "web")]
+
+
+def test_no_registry_credential_shows_in_explain_progress_or_checkpoint(
+    spark: SparkSession,
+    kafka_bootstrap: str,
+    topic_name: str,
+    schema_registry_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Credentials in the URL: the registry client sends them as basic auth, and Spark's
+    # default redaction hides every option whose name contains 'url'.
+    secret = "url-secret-7f3"
+    with_credentials = schema_registry_url.replace("://", f"://registry-user:{secret}@", 1)
+    create_topic(kafka_bootstrap, topic_name, partitions=1)
+    serializer = _serializer(schema_registry_url, EVOLVED_V1)
+    values = [_value(serializer, topic_name, {"id": i, "channel": "app"}) for i in range(3)]
+    produce(kafka_bootstrap, topic_name, [Record(value=value) for value in values])
+    options = {"valueFormat": "avro", "schema.registry.url": with_credentials}
+    query = start_parquet_stream(
+        spark, kafka_bootstrap, topic_name, tmp_path / "out", tmp_path / "checkpoint", **options
+    )
+    try:
+        wait_until(lambda: _read(query) >= 3, "the 3 records read")
+        progress = "\n".join(update.json for update in query.recentProgress)
+        capsys.readouterr()
+        query.explain(True)
+        kafka_stream(spark, kafka_bootstrap, topic_name, **options).explain(True)
+        explained = capsys.readouterr().out
+    finally:
+        query.stop()
+    assert "kafka-rescalable" in explained  # the plans were printed
+    assert secret not in explained
+    # The secrets Spark prints in a stream's plan are those the connector warns about.
+    explained_only = {
+        **options,
+        "valueSchema": json.dumps(EVOLVED_V1),  # not read: no registry asked at load()
+        "schema.registry.basic.auth.user.info": "ann:user-info-9a1",
+        "kafka.sasl.password": "sasl-9a2",
+        "kafka.ssl.key.pem": "pem-9a3",
+    }
+    kafka_stream(spark, kafka_bootstrap, topic_name, **explained_only).explain(True)
+    plan = capsys.readouterr().out
+    shown = shown_by_spark({"kafka.bootstrap.servers": kafka_bootstrap, **explained_only})
+    assert shown == ["kafka.ssl.key.pem", "schema.registry.basic.auth.user.info"]
+    secrets = ("schema.registry.basic.auth.user.info", "kafka.ssl.key.pem", "kafka.sasl.password")
+    for name in secrets:
+        assert (explained_only[name] in plan) == (name in shown), name
+    assert secret not in plan
+    assert secret not in progress
+    checkpoint_text = "\n".join(
+        path.read_text(errors="replace")
+        for path in (tmp_path / "checkpoint").rglob("*")
+        if path.is_file()
+    )
+    assert secret not in checkpoint_text
+    rows = spark.read.parquet(str(tmp_path / "out")).select("value").collect()
+    assert sorted(tuple(row.value) for row in rows) == [(0, "app"), (1, "app"), (2, "app")]
+
+
+def _read(query: Any) -> int:
+    return sum(update.numInputRows for update in query.recentProgress)

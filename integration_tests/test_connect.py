@@ -1,5 +1,7 @@
 """Spark Connect: a stream through a real local Connect server, rescaled between two runs.
 
+The same process also runs the documentation's Connect snippet, checked here too.
+
 ``SparkSession.builder.remote("local[2]")`` starts its Connect server in the client's JVM,
 which cannot hold the suite's classic session too (one ``SparkContext`` per JVM), so the
 queries run in ``integration_tests.connect_query``, one process and one Connect server for
@@ -42,6 +44,11 @@ def test_a_stream_through_spark_connect_rescales_and_writes_every_record_once(
     assert Counter((row["partition"], row["offset"]) for row in rows) == expected
     written = read_all(kafka_bootstrap, out_topic, isolation_level="read_committed")
     assert Counter(tuple(int(n) for n in r.value.decode().split(":")) for r in written) == expected
+    # The documentation's Connect snippet, run last in the same session: a copy, exactly once.
+    copied = read_all(kafka_bootstrap, f"{out_topic}-docs", isolation_level="read_committed")
+    source = read_all(kafka_bootstrap, topic_name)
+    assert Counter(r.value for r in copied) == Counter(r.value for r in source)
+    assert len(copied) == 2 * PER_RUN * PARTITIONS
     for checkpoint in ("checkpoint-parquet", "checkpoint-kafka"):
         documents = offset_log(tmp_path / checkpoint)
         slots = [slot_count(documents[batch]) for batch in sorted(documents)]

@@ -18,6 +18,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
+from integration_tests.docs_snippets import run_snippet
 from integration_tests.kafka_fixtures import local_kafka_program
 from integration_tests.kafka_helpers import (
     Record,
@@ -231,6 +232,14 @@ def test_stop_deletes_the_data_folder_unless_kept() -> None:
     assert not data_dir.exists()
     with pytest.raises(RuntimeError):
         _ = kafka.bootstrap_servers
+
+
+def test_the_testing_pages_snippet_runs_a_broker_of_its_own() -> None:
+    """docs/snippets/local_kafka.py, as a user's test would run it: start, use, stop."""
+    found = run_snippet("local_kafka.py", {})
+    assert "shop-events" in found["topics"]
+    with pytest.raises(RuntimeError):  # stopped at the end of its block
+        _ = found["kafka"].bootstrap_servers
 
 
 def test_jar_cache_is_reused_without_running_a_resolver(

@@ -169,14 +169,14 @@ def test_one_client_serves_every_batch(kafka_bootstrap: str, topic_name: str) ->
         {"kafka.bootstrap.servers": kafka_bootstrap, "subscribe": topic_name}, "stream"
     )
     with KafkaMetadata(options) as kafka:
-        client = kafka._client()
+        client = kafka._connection.client()
         for _ in range(3):
             live = kafka.partitions(options.subscription)
             assert kafka.latest(live) == {
                 TopicPartition(topic_name, 0): 1,
                 TopicPartition(topic_name, 1): 0,
             }
-        assert kafka._client() is client
+        assert kafka._connection.client() is client
     with pytest.raises(KafkaMetadataError, match="closed"):
         kafka.latest(live)
 

@@ -18,6 +18,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql import SparkSession
 
+from integration_tests.docs_snippets import run_snippet
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.query_process import ROOT
 from integration_tests.spark_helpers import OUR_FORMAT
@@ -92,6 +93,21 @@ def error_of_batch_read(spark: SparkSession, options: dict[str, str], topic: str
     with pytest.raises(Exception) as caught:
         spark.read.format(OUR_FORMAT).options(**options).option("subscribe", topic).load().collect()
     return str(caught.value)
+
+
+def test_the_security_pages_snippet_reads_over_sasl_ssl(
+    spark: SparkSession, secured: LocalKafkaCluster, topic_name: str
+) -> None:
+    """docs/snippets/security.py, the code of the security page, on this broker."""
+    positions = filled_topic(secured, topic_name, readers=("alice",))
+    env = {
+        "KAFKA_BOOTSTRAP_SERVERS": secured.bootstrap_for("SASL_SSL"),
+        "DOCS_TOPIC": topic_name,
+        "DOCS_USER": "alice",
+        "DOCS_PASSWORD": ALICE_PASSWORD,
+        "DOCS_CA_FILE": str(secured.ca_path),
+    }
+    assert run_snippet("security.py", env)["secured_count"] == len(positions)
 
 
 def test_a_wrong_password_fails_saying_authentication_failed(

@@ -38,8 +38,9 @@ class ImportTimes:
 
     @property
     def connector_s(self) -> float:
-        """Our own share: the ``connector`` package, imported after pyspark."""
-        return next((seconds for name, seconds in self.costliest if name == "connector"), 0.0)
+        """Our own share: the ``kafka_rescalable`` package, imported after pyspark."""
+        ours = (seconds for name, seconds in self.costliest if name == "kafka_rescalable")
+        return next(ours, 0.0)
 
     def markdown(self) -> str:
         """Render the two totals and the costliest imports as Markdown."""
@@ -71,7 +72,7 @@ def runner_import_profile(repeats: int = 3, top: int = 8) -> ImportTimes:
     site_runs = [_import_times(None) for _ in range(repeats)]
     best_zip = min(zip_runs, key=lambda run: run[0])
     total_site = min(run[0] for run in site_runs)
-    ours = tuple(m for m in best_zip[1] if m[0] == "connector")[:1]
+    ours = tuple(m for m in best_zip[1] if m[0] == "kafka_rescalable")[:1]
     costliest = best_zip[1][:top] + tuple(m for m in ours if m not in best_zip[1][:top])
     return ImportTimes(best_zip[0], total_site, costliest)
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.data import delete_topics
 from benchmarks.running_queries.latency import percentile, ratio
 from benchmarks.running_queries.steady import (
     BatchLatencies,
@@ -249,7 +250,8 @@ def measure_many_partitions(
                 run = measure_stream(spark, source, bootstrap, names, rate, warmup_s, window_s)
                 streams.append(run)
                 say(f"  stream {source:16}: {describe_stream(run)}")
-        _delete_topics(bootstrap, names)
+        # The next case's partitions then do not share the broker.
+        delete_topics(bootstrap, names)
         results.append((case, wholes, streams))
     return results
 
@@ -402,15 +404,6 @@ def describe_stream(run: StreamRun) -> str:
         f"queryPlanning {_cell(run.query_planning_ms)} ms, offset log "
         f"{_cell(run.offset_log_bytes)} B, driver Python {_cell(run.driver_python_mib)} MiB"
     )
-
-
-def _delete_topics(bootstrap: str, topics: Sequence[str]) -> None:
-    """Delete a case's topics: the next case's partitions then do not share the broker."""
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for future in admin.delete_topics(list(topics), operation_timeout=120).values():
-        future.result(timeout=120)
 
 
 def _cell(value: float | None, unit: str = "") -> str:

@@ -24,8 +24,12 @@ __all__ = [
 ]
 
 _SECRET_NAME = re.compile(
-    r"password|secret|jaas|token|credential|(^|\.)key\.pem$|oauthbearer\.config"
+    r"password|passphrase|secret|jaas|token|credential|user\.info|private\.key"
+    r"|(^|\.)key\.pem$|oauthbearer\.config|custom\.provider\.config"
 )
+"""Names of settings whose values are secrets: librdkafka's (``sasl.password``,
+``ssl.key.pem``, ``sasl.oauthbearer.assertion.private.key.passphrase``, ...) and the schema
+registry client's (``basic.auth.user.info``, ``bearer.auth.token``, ...)."""
 
 # Settings the source owns: a user value would break exactly-once reading.
 _OWNED_BY_SOURCE = {
@@ -122,7 +126,7 @@ def translate_kafka_settings(java_settings: Mapping[str, str]) -> TranslatedSett
 
 
 def is_secret_setting(name: str) -> bool:
-    """Whether a Kafka setting's value must never be shown (passwords, keys, tokens)."""
+    """Whether a Kafka or registry setting's value must never be shown (passwords, keys, tokens)."""
     return _SECRET_NAME.search(name.lower()) is not None
 
 

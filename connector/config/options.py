@@ -22,6 +22,7 @@ from kafka_rescalable.config.rules import offset_bounds, subscription
 from kafka_rescalable.config.table import (
     OPTIONS,
     OPTIONS_BY_KEY,
+    TABLE_ALTERNATIVE,
     option_value,
     read_table,
     reject_unknown,
@@ -135,6 +136,13 @@ def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
     bootstrap = kafka_raw.get("bootstrap.servers", "").strip()
     if not bootstrap:
         msg = "it must be set to the Kafka brokers to read from, e.g. 'host1:9092,host2:9092'"
+        if not raw:
+            # What SELECT from a CREATE TABLE ... USING table gets: the options stay behind.
+            msg += (
+                ". No option was given at all, as when SQL reads a table created with CREATE "
+                "TABLE ... USING `kafka-rescalable`: Spark hands a Python data source's table "
+                "no options on reads. " + TABLE_ALTERNATIVE
+            )
         raise InvalidOptionError("kafka.bootstrap.servers", msg)
     translated = translate_kafka_settings(kafka_raw)
     values = read_table(raw, mode)

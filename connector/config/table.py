@@ -51,6 +51,7 @@ __all__ = [
     "BATCH_ONLY",
     "BOTH_MODES",
     "BOTH_SIDES",
+    "CATALOG_TABLE_KEYS",
     "CATALOG_TABLE_PREFIX",
     "IGNORED_KEYS",
     "OPTIONS",
@@ -70,6 +71,7 @@ __all__ = [
     "did_you_mean",
     "option_value",
     "read_table",
+    "TABLE_ALTERNATIVE",
     "refuse_catalog_table",
     "reject_unknown",
     "side_options",
@@ -118,6 +120,16 @@ IGNORED_KEYS: Final = tuple(name.lower() for name in SPARKS_OWN["source"])
 
 CATALOG_TABLE_PREFIX: Final = "option."
 """How a catalog table's properties carry its ``OPTIONS`` (``CREATE TABLE ... USING``)."""
+
+CATALOG_TABLE_KEYS: Final = ("provider", "owner")
+"""Properties Spark adds to every new catalog table's, with or without ``OPTIONS``."""
+
+TABLE_ALTERNATIVE: Final = (
+    "In SQL, read with CREATE TEMPORARY VIEW name USING `kafka-rescalable` OPTIONS "
+    "('kafka.bootstrap.servers' 'host:9092', 'subscribe' 'topic'); write with df.write or "
+    "df.writeStream.format('kafka-rescalable')."
+)
+"""What works instead of a catalog table, as every message about one says it."""
 
 
 @dataclass(frozen=True)
@@ -416,12 +428,13 @@ def refuse_catalog_table(raw: Mapping[str, str]) -> None:
         Naming the first ``option.``-prefixed key, when there is one.
     """
     table_keys = sorted(key for key in raw if key.startswith(CATALOG_TABLE_PREFIX))
+    # Without OPTIONS, the table's properties are only Spark's own: provider and owner.
+    table_keys += [key for key in CATALOG_TABLE_KEYS if key in raw]
     if table_keys:
         msg = (
             "CREATE TABLE ... USING `kafka-rescalable` is not supported: Spark passes a "
-            "Python data source's table no options when the table is read or written. In "
-            "SQL, read with CREATE TEMPORARY VIEW name USING `kafka-rescalable` OPTIONS (...); "
-            "write with df.write or df.writeStream.format('kafka-rescalable')."
+            "Python data source's table no options when the table is read or written. "
+            + TABLE_ALTERNATIVE
         )
         raise InvalidOptionError(table_keys[0], msg)
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from kafka_rescalable._executor_guard import ShippedToExecutors
 from kafka_rescalable._logging import logger
 from kafka_rescalable.config.options import KafkaSourceOptions
 from kafka_rescalable.driver.kafka_metadata import KafkaMetadata
@@ -23,7 +24,7 @@ from kafka_rescalable.task import ReadTask, read_settings
 __all__ = ["KafkaBatchReader"]
 
 
-class KafkaBatchReader(DataSourceReader):
+class KafkaBatchReader(ShippedToExecutors, DataSourceReader):
     """Plans on the driver with one metadata and two offset lookups; reads on executors.
 
     ``read_task`` reads one task on an executor (see :data:`kafka_rescalable.task.ReadTask`); it is

@@ -6,7 +6,7 @@ request threads to spare. At 10,000 partitions (20 calls of 500, a steady produc
 same broker, this 2-core machine) the end offsets took a median of 184 ms over one
 connection, 134 ms over two and 121 ms over four, for the same 60 ms of the driver's CPU
 (``benchmarks/RESULTS.md``, eighth session). A lookup of one call, every topic of fewer than
-:data:`~kafka_rescalable.driver.kafka_metadata.OFFSETS_PER_CALL` partitions, opens nothing more.
+:data:`~kafka_rescalable.driver.offset_lookups.OFFSETS_PER_CALL` partitions, opens nothing more.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class SpreadCalls:
         """Ask every call's partitions; return the answers in the order of the calls.
 
         The order lets the caller key the answers by the very objects it asked for (see
-        ``_offsets`` in :mod:`kafka_rescalable.driver.kafka_metadata`). Each client's share is asked
+        ``_offsets`` in :mod:`kafka_rescalable.driver.offset_lookups`). Each client's share is asked
         one call after the other. Every share is waited for before returning or raising, so
         no client is still in use when the caller retries with new clients after a failure;
         the first failure is raised.

@@ -24,6 +24,7 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
+from kafka_rescalable._executor_guard import ShippedToExecutors
 from kafka_rescalable._gc import collect_while_idle, planning_call
 from kafka_rescalable._logging import logger
 from kafka_rescalable.config.options import KafkaSourceOptions
@@ -57,7 +58,9 @@ from kafka_rescalable.task import ReadTask, read_settings
 __all__ = ["KafkaStreamReader"]
 
 
-class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+class KafkaStreamReader(
+    ShippedToExecutors, DataSourceStreamReader, SupportsTriggerAvailableNow
+):
     """The streaming reader; Spark keeps one instance on the driver for the query's life.
 
     Each batch boundary is a fetch from Kafka, a call to the pure planner in

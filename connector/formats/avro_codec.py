@@ -51,7 +51,12 @@ from kafka_rescalable.formats.options import (
     RegistrySettings,
     schema_document,
 )
-from kafka_rescalable.formats.registry import registry_client, split_frame
+from kafka_rescalable.formats.registry import (
+    latest_version,
+    registry_client,
+    split_frame,
+    writer_schema,
+)
 
 __all__ = ["CODEC", "SERIALIZER_SETTINGS"]
 
@@ -65,8 +70,6 @@ SERIALIZER_SETTINGS: Final = {
 They are not ``SchemaRegistryClient`` settings (it refuses unknown ones), so they are taken
 out of the settings before the client is made.
 """
-
-_NOT_FOUND: Final = 404
 
 
 class _AvroCodec(FormatCodec):
@@ -100,7 +103,9 @@ class _AvroCodec(FormatCodec):
         if reader.payload.framing is Framing.NONE or registry is None:
             writers: Callable[[int], Any] = lambda _schema_id: reader_schema  # noqa: E731
         else:
-            writers = functools.partial(_writer_schema, _client_settings(registry))
+            settings = _client_settings(registry)
+            registry_client(settings)  # now: bad settings fail the task, not each record
+            writers = functools.partial(_writer_schema, settings)
         return _build_decoder(reader_schema, reader.payload.framing, writers)
 
     def bulk_decoder(
@@ -158,27 +163,14 @@ def _subject(payload: PayloadOptions, topics: Sequence[str]) -> str:
 
 
 def _latest(registry: RegistrySettings, subject: str, payload: PayloadOptions) -> tuple[str, int]:
-    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
-
-    try:
-        registered = registry_client(_client_settings(registry)).get_latest_version(subject)
-    except ClientError as error:
-        hint = (
-            "check the subject's name (option '{}')".format(payload.option("Subject"))
-            if error.http_status_code == _NOT_FOUND
-            else "check that the registry is up and the schema.registry.* settings"
-        )
+    registered = latest_version(_client_settings(registry), subject)
+    if registered is None:
         msg = (
-            f"the schema registry at {registry.url} gave no latest version of subject "
-            f"{subject!r}: {error.error_message} (HTTP {error.http_status_code}); {hint}"
+            f"the schema registry at {registry.url} has no version of subject {subject!r}; "
+            f"check the subject's name (option '{payload.option('Subject')}'), or give the "
+            f"reader schema in '{payload.option('Schema')}'"
         )
-        raise SchemaRegistryError(msg) from error
-    except Exception as error:  # httpx's connection errors and the like
-        msg = (
-            f"the schema registry at {registry.url} could not be asked for subject "
-            f"{subject!r}: {error}; check 'schema.registry.url' and that the registry is up"
-        )
-        raise SchemaRegistryError(msg) from error
+        raise SchemaRegistryError(msg)
     schema = registered.schema
     if (schema.schema_type or "AVRO").upper() != "AVRO":
         msg = (
@@ -239,28 +231,14 @@ def _client_settings(registry: RegistrySettings) -> RegistrySettings:
 def _writer_schema(registry: RegistrySettings, schema_id: int) -> Any:
     """Fetch and parse the writer schema of ``schema_id``, once per worker and id.
 
-    An id the registry does not know is a decoding failure of the record; an unreachable
-    registry too (the record's reason says so), but it is not remembered, so that the next
-    record asks again.
+    An id the registry does not know is a decoding failure of the record, remembered. A
+    registry that does not answer raises :class:`SchemaRegistryError` (see
+    :func:`~kafka_rescalable.formats.registry.writer_schema`), which is not remembered: the
+    retried task asks again.
     """
-    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
-
-    try:
-        schema = registry_client(registry).get_schema(schema_id)
-    except ClientError as error:
-        if error.http_status_code == _NOT_FOUND:
-            reason = f"the schema registry at {registry.url} has no schema with id {schema_id}"
-            return _Unknown(reason)
-        _writer_schema.cache_clear()  # do not remember an outage
-        reason = (
-            f"the schema registry at {registry.url} did not give schema id {schema_id}: "
-            f"{error.error_message} (HTTP {error.http_status_code})"
-        )
-        raise PayloadDecodeError(reason, schema_id) from error
-    except Exception as error:
-        _writer_schema.cache_clear()
-        reason = f"the schema registry at {registry.url} could not be asked for id {schema_id}"
-        raise PayloadDecodeError(f"{reason}: {error}", schema_id) from error
+    schema = writer_schema(registry, schema_id)
+    if schema is None:
+        return _Unknown(f"the schema registry at {registry.url} has no schema with id {schema_id}")
     if (schema.schema_type or "AVRO").upper() != "AVRO":
         return _Unknown(f"schema id {schema_id} is a {schema.schema_type} schema, not Avro")
     if schema.references:

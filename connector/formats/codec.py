@@ -1,9 +1,9 @@
 """What a payload format is: its reader schema, resolved on the driver, and its decoder.
 
 Each format is one module (``kafka_rescalable.formats.<format>_codec``) exposing ``CODEC``, a
-:class:`FormatCodec`. The driver calls :meth:`FormatCodec.resolve` once per query, which fixes
-the reader schema (an inline schema, a descriptor set read from disk, or a registry subject's
-latest version) in a picklable :class:`ReaderSchema`; the executors build a :data:`Decoder`
+:class:`FormatCodec`. The driver calls :meth:`FormatCodec.resolve` when a DataFrame is defined,
+which fixes the reader schema (an inline schema, a descriptor set read from disk, or a registry
+subject's latest version) in a picklable :class:`ReaderSchema`; executors build a :data:`Decoder`
 from it once per Python worker. A format's modules import their libraries (fastavro, protobuf)
 lazily, so a missing extra fails with :class:`~kafka_rescalable.errors.MissingExtraError` naming it.
 """

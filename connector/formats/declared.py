@@ -1,7 +1,9 @@
 """Driver side: fix the reader schemas, declare the source's schema, plan the executors' work.
 
 Spark asks a data source for its schema when a DataFrame is defined (``load()``) and hands it
-back, parsed, to ``reader(schema)`` when the query starts. Typed columns are declared as DDL
+back, parsed, to ``reader(schema)`` when the query starts; the reader schemas resolved for the
+first are the ones the second decodes with (``KafkaSource`` keeps them), so a DataFrame reads
+with the registry subject's version it was defined with. Typed columns are declared as DDL
 (see :mod:`kafka_rescalable.formats.ddl`), so a reader's Spark type is whatever Spark parsed; the
 executors convert to exactly that type.
 """
@@ -63,11 +65,14 @@ def decode_plan(
 ) -> DecodePlan | None:
     """Plan what executors decode, with the types Spark handed back; ``None``: nothing.
 
+    ``readers`` are those the source declared its schema with, so their types match what
+    Spark hands back, unless the user gave the schema (``.schema(...)``) instead.
+
     Raises
     ------
     InvalidOptionError
-        When a reader schema resolved now maps to another type than the one declared when
-        the DataFrame was defined: the subject got a new version in between.
+        When a reader schema maps to another type than the one in the schema Spark handed
+        back: a schema given with ``.schema(...)`` that does not fit the reader schema.
     """
     if not readers:
         return None
@@ -75,11 +80,17 @@ def decode_plan(
     for reader in readers:
         column = reader.payload.column
         if reader.spark_type is not None and _shape(reader.spark_type) != _shape(types[column]):
-            option = reader.payload.option("Subject")
+            if reader.schema_id is None:
+                option = reader.payload.option("Schema")
+                source = f"'{option}'"
+            else:
+                option = reader.payload.option("Subject")
+                source = f"the subject's version with schema id {reader.schema_id}"
             msg = (
-                f"the {column}'s reader schema changed after the DataFrame was defined (the "
-                f"subject has a new latest version, id {reader.schema_id}); define the "
-                "DataFrame again (spark.readStream...load()) to read with it"
+                f"the schema given with .schema(...) declares '{column}' as "
+                f"{to_ddl(types[column])}, but the reader schema ({source}) reads it as "
+                f"{reader.spark_ddl}; leave out .schema(...) to let the source declare it, "
+                "or declare that type"
             )
             raise InvalidOptionError(option, msg)
     return DecodePlan(

@@ -2,7 +2,7 @@
 
 The reader schema is ``valueSchema`` (a Spark DDL string, parsed by Spark, or a JSON Schema,
 mapped by :mod:`kafka_rescalable.formats.json_types`) or, with a schema registry and no
-``valueSchema``, the subject's latest JSON Schema, fixed when the query starts. Registry-framed
+``valueSchema``, the subject's latest JSON Schema, fixed with the DataFrame. Registry-framed
 payloads (confluent-kafka's ``JSONSerializer``) lose their 5-byte header; the JSON text is read
 by the reader schema alone, since JSON carries its field names: the writer's schema id is only
 checked to exist, once per id and worker. The sink writes plain JSON text, or with a registry
@@ -29,7 +29,12 @@ from kafka_rescalable.formats.json_types import (
 )
 from kafka_rescalable.formats.json_values import reader_for, writer_for
 from kafka_rescalable.formats.options import Framing, PayloadOptions, RegistrySettings
-from kafka_rescalable.formats.registry import registry_client, split_frame
+from kafka_rescalable.formats.registry import (
+    latest_version,
+    registry_client,
+    split_frame,
+    writer_schema,
+)
 
 __all__ = ["CODEC"]
 
@@ -116,49 +121,38 @@ def _subject(payload: PayloadOptions, topics: Sequence[str]) -> str:
 
 def _latest(registry: RegistrySettings, subject: str, payload: PayloadOptions) -> Any:
     """Ask for the subject's latest version (confluent-kafka's ``RegisteredSchema``)."""
-    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
-
-    try:
-        return registry_client(registry).get_latest_version(subject)
-    except ClientError as error:
-        if error.http_status_code == _NOT_FOUND:
-            msg = (
-                f"the schema registry at {registry.url} has no subject {subject!r}; register "
-                f"the topic's JSON Schema there, name another subject in "
-                f"'{payload.option('Subject')}', or give the schema in "
-                f"'{payload.option('Schema')}'"
-            )
-        else:
-            msg = (
-                f"the schema registry at {registry.url} could not give the latest version "
-                f"of {subject!r}: {error}"
-            )
-        raise SchemaRegistryError(msg) from error
-    except Exception as error:  # httpx's connection errors and the like
-        msg = f"the schema registry at {registry.url} did not answer for {subject!r}: {error}"
-        raise SchemaRegistryError(msg) from error
+    registered = latest_version(registry, subject)
+    if registered is None:
+        msg = (
+            f"the schema registry at {registry.url} has no subject {subject!r}; register "
+            f"the topic's JSON Schema there, name another subject in "
+            f"'{payload.option('Subject')}', or give the schema in "
+            f"'{payload.option('Schema')}'"
+        )
+        raise SchemaRegistryError(msg)
+    return registered
 
 
 class _KnownIds:
-    """Writer schema ids seen to exist in the registry, checked once per id and worker."""
+    """Writer schema ids seen to exist in the registry, checked once per id and worker.
+
+    An id the registry does not know fails its record; a registry that does not answer
+    raises :class:`SchemaRegistryError`, which fails the task whatever ``mode`` says.
+    """
 
     def __init__(self, registry: RegistrySettings | None) -> None:
+        if registry is not None:
+            registry_client(registry)  # now: bad settings fail the task, not each record
         self._registry = registry
         self._known: set[int] = set()
 
     def check(self, schema_id: int) -> None:
         if self._registry is None or schema_id in self._known:
             return
-        from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
-
-        try:
-            schema = registry_client(self._registry).get_schema(schema_id)
-        except ClientError as error:
-            if error.http_status_code == _NOT_FOUND:
-                msg = f"the schema registry at {self._registry.url} has no schema id {schema_id}"
-                raise PayloadDecodeError(msg, schema_id) from None
-            msg = f"the schema registry at {self._registry.url} failed for id {schema_id}"
-            raise SchemaRegistryError(f"{msg}: {error}") from error
+        schema = writer_schema(self._registry, schema_id)
+        if schema is None:
+            msg = f"the schema registry at {self._registry.url} has no schema id {schema_id}"
+            raise PayloadDecodeError(msg, schema_id)
         if schema.schema_type != "JSON":
             msg = f"the writer's schema (id {schema_id}) is {schema.schema_type}, not JSON"
             raise PayloadDecodeError(msg, schema_id)

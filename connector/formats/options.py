@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kafka_rescalable.config.kafka_config import redacted_settings
+from kafka_rescalable.config.kafka_config import is_secret_setting, redacted_settings
 from kafka_rescalable.config.table import REGISTRY_PREFIX
 from kafka_rescalable.errors import InvalidOptionError
 
@@ -32,6 +33,7 @@ __all__ = [
     "RegistrySettings",
     "payload_settings",
     "schema_document",
+    "url_without_credentials",
 ]
 
 Column = Literal["key", "value"]
@@ -68,7 +70,10 @@ class RegistrySettings:
     """``schema.registry.url`` and the other ``schema.registry.*`` settings, prefix removed.
 
     They are handed to confluent-kafka's ``SchemaRegistryClient`` as they are (``url``,
-    ``basic.auth.user.info``, ``ssl.ca.location``, ...). Its ``repr`` hides secrets.
+    ``basic.auth.user.info``, ``ssl.ca.location``, ...). Its ``repr``, :attr:`url` and
+    :meth:`scrub` never show a credential: the user info of the URL (the client sends it as
+    basic auth), ``basic.auth.user.info``, tokens and secrets, since settings reach logs,
+    tracebacks and Spark's UI.
     """
 
     items: tuple[tuple[str, str], ...]
@@ -76,17 +81,54 @@ class RegistrySettings:
 
     @property
     def config(self) -> dict[str, str]:
-        """The settings as ``SchemaRegistryClient`` takes them."""
+        """The settings as ``SchemaRegistryClient`` takes them, credentials included."""
         return dict(self.items)
 
     @property
     def url(self) -> str:
-        """The registry's URL, for messages."""
-        return self.config["url"]
+        """The registry's URL for messages: credentials in it replaced by ``'***'``."""
+        return url_without_credentials(self.config["url"])
+
+    def scrub(self, text: str) -> str:
+        """Return ``text`` with every credential of these settings replaced by ``'***'``.
+
+        For a library's error text, which may quote the URL or the user info it was given.
+        """
+        for secret in sorted(self._secrets(), key=len, reverse=True):
+            text = text.replace(secret, "***")
+        return text
+
+    def _secrets(self) -> set[str]:
+        found = set()
+        for key, value in self.items:
+            if key == "url":
+                for match in _USER_INFO.finditer(value):
+                    userinfo = match.group("userinfo")
+                    found.update({userinfo, *userinfo.split(":", 1)[1:]})
+            elif is_secret_setting(key):
+                found.update({value, *value.split(":", 1)[1:]})  # user:password, password
+        return {secret for secret in found if len(secret) >= _SHORTEST_SECRET}
 
     def __repr__(self) -> str:
         """Show the settings, with secret ones replaced by ``'***'``."""
-        return f"RegistrySettings({redacted_settings(self.config)!r})"
+        shown = redacted_settings(self.config)
+        shown["url"] = self.url
+        return f"RegistrySettings({shown!r})"
+
+
+_SHORTEST_SECRET = 3
+"""A credential shorter than this is not searched for in text: ``'a'`` would blank out every
+``a`` of a message, and so short a password protects nothing anyway."""
+
+
+_USER_INFO = re.compile(r"(?P<start>^|,|://)\s*(?P<userinfo>[^/,\s]*)@")
+"""The ``user:password@`` of each URL in a comma-separated list, with or without a scheme; up to
+the last ``@`` before the path, in case a password holds an unescaped ``@``."""
+
+
+def url_without_credentials(url: str) -> str:
+    """``url`` (or a comma-separated list of URLs) with any ``user:password@`` as ``***@``."""
+    return _USER_INFO.sub(lambda match: f"{match.group('start')}***@", url)
 
 
 @dataclass(frozen=True)
@@ -238,6 +280,10 @@ def _check(payload: PayloadOptions, registry: RegistrySettings | None) -> None:
                 )
                 raise InvalidOptionError(payload.option(suffix), msg)
         return
+    if payload.subject is not None and registry is None:
+        # Before the schema checks: the subject was meant to give the schema.
+        msg = "a subject is looked up in a schema registry; set 'schema.registry.url' too"
+        raise InvalidOptionError(payload.option("Subject"), msg)
     if fmt is PayloadFormat.AVRO and payload.schema is None and registry is None:
         msg = (
             "'avro' needs a reader schema: give the Avro schema (JSON text) here, or set "
@@ -251,6 +297,3 @@ def _check(payload: PayloadOptions, registry: RegistrySettings | None) -> None:
     if fmt is PayloadFormat.PROTOBUF and payload.message is None:
         msg = "'protobuf' needs the full name of the message to decode, e.g. 'shop.Order'"
         raise InvalidOptionError(payload.option("Message"), msg)
-    if payload.subject is not None and registry is None:
-        msg = "a subject is looked up in a schema registry; set 'schema.registry.url' too"
-        raise InvalidOptionError(payload.option("Subject"), msg)

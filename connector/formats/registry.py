@@ -7,7 +7,10 @@ the first message) after the id.
 
 The client: a framed payload's schema id means something only to the registry, so the Avro,
 JSON and Protobuf codecs ask the same client, made here once per Python worker and registry
-settings. Both live here because a codec that reads one needs the other.
+settings, through the two questions asked here: a writer schema by id (executors) and a
+subject's latest version (the driver). Both tell a registry that says "no such schema" (the
+record or the option is at fault) from one that does not answer (an outage, which no record
+may pay for). Framing and client live together because a codec that reads one needs the other.
 """
 
 from __future__ import annotations
@@ -16,16 +19,24 @@ import functools
 import struct
 from typing import Any, Final
 
-from kafka_rescalable.errors import MissingExtraError, PayloadDecodeError
+from kafka_rescalable.errors import (
+    InvalidOptionError,
+    MissingExtraError,
+    PayloadDecodeError,
+    SchemaRegistryError,
+)
 from kafka_rescalable.formats.options import RegistrySettings
 
 __all__ = [
     "MAGIC_BYTE",
     "SERIALIZER_KEYS",
     "frame",
+    "latest_version",
     "registry_client",
     "split_frame",
     "split_message_indexes",
+    "unavailable",
+    "writer_schema",
 ]
 
 MAGIC_BYTE: Final = 0
@@ -90,19 +101,45 @@ def _read_zigzag(body: memoryview, position: int, schema_id: int) -> tuple[int, 
             msg = "malformed Protobuf message indexes after the schema id"
             raise PayloadDecodeError(msg, schema_id)
 
+
 SERIALIZER_KEYS: Final = frozenset(
     {"auto.register.schemas", "normalize.schemas", "use.latest.version"}
 )
 """``schema.registry.*`` settings of the sink's serializers, which ``SchemaRegistryClient``
 refuses as unknown: the client is made without them."""
 
+_NOT_FOUND: Final = 404
+_NO_SUCH_SCHEMA: Final = 40403
+"""The registry's error code for a schema id it does not know (Confluent's, Apicurio's)."""
+_NO_SUCH_SUBJECT: Final = frozenset({40401, 40402})
+"""Subject not found, version not found: what a registry says of a subject with no version."""
+
+
+_NUMBERS: Final = {
+    "cache.capacity": int,
+    "cache.latest.ttl.sec": float,
+    "max.retries": int,
+    "retries.wait.ms": int,
+    "retries.max.wait.ms": int,
+    "timeout": float,
+}
+"""``SchemaRegistryClient`` settings it wants as numbers; Spark hands every option over as text."""
+
 
 @functools.cache
 def registry_client(registry: RegistrySettings) -> Any:
     """confluent-kafka's ``SchemaRegistryClient`` for ``registry``, one per Python worker.
 
-    One client per worker and settings keeps its caches (schemas by id, subjects' versions)
-    across tasks, so an executor asks the registry once per writer schema, not per batch.
+    One client per worker and settings keeps its cache of schemas by id across tasks, so an
+    executor asks the registry once per writer schema, not per batch. (A subject's latest
+    version is never taken from it: see :func:`latest_version`.)
+
+    Raises
+    ------
+    MissingExtraError
+        When confluent-kafka's registry client or its libraries are not installed.
+    InvalidOptionError
+        When the client refuses the ``schema.registry.*`` settings.
     """
     try:
         from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -113,5 +150,107 @@ def registry_client(registry: RegistrySettings) -> Any:
             "[json])"
         )
         raise MissingExtraError(msg, "avro") from error
-    config = {k: v for k, v in registry.items if k not in SERIALIZER_KEYS}
-    return SchemaRegistryClient(config)
+    config: dict[str, Any] = {k: v for k, v in registry.items if k not in SERIALIZER_KEYS}
+    for key, kind in _NUMBERS.items():
+        if key in config:
+            try:
+                config[key] = kind(config[key])
+            except ValueError:
+                msg = f"{config[key]!r} is not a number"
+                raise InvalidOptionError(f"schema.registry.{key}", msg) from None
+    try:
+        return SchemaRegistryClient(config)
+    except (TypeError, ValueError) as error:
+        detail = registry.scrub(str(error))
+        msg = f"confluent-kafka's registry client refused the settings: {detail}"
+        raise InvalidOptionError("schema.registry.*", msg) from None
+
+
+def writer_schema(registry: RegistrySettings, schema_id: int) -> Any | None:
+    """Fetch the schema of ``schema_id`` for an executor (confluent-kafka's ``Schema``).
+
+    Returns ``None`` when the registry answers that it has no such id: the record that names it
+    is at fault, and ``mode`` decides what it does.
+
+    Raises
+    ------
+    SchemaRegistryError
+        When the registry does not answer, refuses the connector (credentials, TLS) or answers
+        as no registry would (a 404 without its error code: the URL points elsewhere). No
+        record is at fault, so none may be skipped or made null, even under ``PERMISSIVE``:
+        the task fails, and Spark retries it.
+    """
+    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
+
+    client = registry_client(registry)
+    try:
+        return client.get_schema(schema_id)
+    except ClientError as error:
+        if error.http_status_code == _NOT_FOUND and error.error_code == _NO_SUCH_SCHEMA:
+            return None
+        failure: Exception = error
+    except Exception as error:  # noqa: BLE001 - httpx's connection errors, TLS errors, ...
+        failure = error
+    msg = (
+        f"{unavailable(registry, f'writer schema id {schema_id}', failure)}. No record is at "
+        "fault, so none is skipped or made null, whatever 'mode' says: the task fails, and "
+        "Spark retries it"
+    )
+    raise SchemaRegistryError(msg) from failure
+
+
+def latest_version(registry: RegistrySettings, subject: str) -> Any | None:
+    """Ask the registry for ``subject``'s latest version now (a ``RegisteredSchema``).
+
+    Always a request: confluent-kafka's ``get_latest_version`` keeps the first answer for the
+    life of the client, one per Python worker, and Spark reuses its Python workers, so a
+    DataFrame defined after a new version would get the old one. Returns ``None`` when the
+    registry has no version of the subject.
+
+    Raises
+    ------
+    SchemaRegistryError
+        When the registry does not answer, refuses the connector, or does not answer as a
+        registry.
+    """
+    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
+
+    client = registry_client(registry)
+    try:
+        return client.get_version(subject, "latest")
+    except ClientError as error:
+        if error.http_status_code == _NOT_FOUND and error.error_code in _NO_SUCH_SUBJECT:
+            return None
+        failure: Exception = error
+    except Exception as error:  # noqa: BLE001 - httpx's connection errors, TLS errors, ...
+        failure = error
+    msg = unavailable(registry, f"the latest version of subject {subject!r}", failure)
+    raise SchemaRegistryError(msg) from failure
+
+
+def unavailable(registry: RegistrySettings, wanted: str, error: Exception) -> str:
+    """Say that the registry could not give ``wanted``, why, and what to check.
+
+    The URL and the error's text are shown without credentials.
+    """
+    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
+
+    if isinstance(error, ClientError):
+        status = error.http_status_code
+        detail = f"HTTP {status}, error code {error.error_code}: {error.error_message}"
+        if status in (401, 403):
+            check = "the credentials in 'schema.registry.url' or schema.registry.basic.auth.*"
+        elif status == _NOT_FOUND:
+            check = "that 'schema.registry.url' is the registry's Confluent-compatible API"
+        else:
+            check = "that the registry is healthy and 'schema.registry.url'"
+    else:
+        detail = f"{type(error).__name__}: {error}"
+        check = (
+            "that the registry is up and reachable from the driver and every executor, and "
+            "'schema.registry.url' and the other schema.registry.* settings (TLS, credentials)"
+        )
+    return (
+        f"the schema registry at {registry.url} could not give {wanted} "
+        f"({registry.scrub(detail)}); check {check}"
+    )

@@ -12,8 +12,11 @@ in between; ``--starting-offsets`` prints the ``startingOffsets`` that continue 
 its last committed batch. ``--json`` prints the same as JSON. Errors (not a checkpoint, no
 offsets yet, a malformed document) are one line on stderr and exit code 2.
 
-The package is split by role, and only :mod:`kafka_rescalable.inspect.reading` touches files:
+The package is split by role, and only :func:`read_checkpoint` touches files:
 
+- :mod:`~kafka_rescalable.inspect.files`: what a file system must answer
+  (``CheckpointFiles``) and ``LocalFiles``, this machine's disk;
+  :mod:`kafka_rescalable.checkpoints` adds every ``pyarrow.fs`` file system.
 - :mod:`~kafka_rescalable.inspect.reading`: the offset log into values (:func:`read_checkpoint`,
   :func:`parse_offset_file`, :func:`classify_source`).
 - :mod:`~kafka_rescalable.inspect.diffing`: comparing them (:func:`slot_history`,

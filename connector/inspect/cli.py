@@ -10,13 +10,18 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from kafka_rescalable.inspect.continuing import continuation
 from kafka_rescalable.inspect.diffing import diff_batches
 from kafka_rescalable.inspect.model import batch_json, continuation_json, diff_json
-from kafka_rescalable.inspect.reading import CheckpointError, read_checkpoint, reject_malformed
+from kafka_rescalable.inspect.reading import (
+    CheckpointError,
+    CheckpointLog,
+    read_checkpoint,
+    reject_malformed,
+)
 from kafka_rescalable.inspect.rendering import batch_text, continuation_text, diff_text
 
 PROG: Final = "python -m kafka_rescalable.inspect"
@@ -24,11 +29,18 @@ EXIT_ERROR: Final = 2
 """Exit code of every error, as argparse uses for a bad command line."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command; return its exit code (0, or 2 on any error, with one line on stderr)."""
+def main(
+    argv: Sequence[str] | None = None, read: Callable[[str], CheckpointLog] = read_checkpoint
+) -> int:
+    """Run the command; return its exit code (0, or 2 on any error, with one line on stderr).
+
+    ``read`` turns the ``CHECKPOINT`` argument into the log: a local path here;
+    ``kafka-rescalable-inspect`` passes :func:`kafka_rescalable.checkpoints.read_checkpoint_at`,
+    which also opens ``pyarrow.fs`` URIs.
+    """
     args = _parser().parse_args(argv)
     try:
-        log = read_checkpoint(args.checkpoint)
+        log = read(args.checkpoint)
         if args.source is not None and not args.starting_offsets:
             raise CheckpointError("--source goes with --starting-offsets")
         if args.starting_offsets:
@@ -65,7 +77,11 @@ def _parser() -> argparse.ArgumentParser:
             "built-in kafka source's) in a new kafka-rescalable query."
         ),
     )
-    parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the checkpointLocation")
+    parser.add_argument(
+        "checkpoint",
+        metavar="CHECKPOINT",
+        help="the checkpointLocation: a path, or a URI pyarrow.fs opens (s3://, hdfs://, file://)",
+    )
     chosen = parser.add_mutually_exclusive_group()
     chosen.add_argument("--batch", type=int, metavar="ID", help="describe this batch id")
     chosen.add_argument(

@@ -7,7 +7,8 @@ to read per partition), or ``-`` for a source that has no offset yet. ``v2`` lin
 ``<source name>:<offset>``. ``<checkpoint>/commits/<batch id>`` appears once the sink has
 committed the batch.
 
-Everything here is pure but for :func:`read_checkpoint`'s file access.
+Everything here is pure but :func:`read_checkpoint`, which reads files through
+:class:`~kafka_rescalable.inspect.files.CheckpointFiles`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,15 @@ from pathlib import Path
 from typing import Any, Final
 
 from kafka_rescalable.inspect._text import id_ranges, quote
+from kafka_rescalable.inspect.files import (
+    CheckpointFiles,
+    LocalFiles,
+    PathKind,
+    batch_ids,
+    is_directory,
+    join,
+    why_no_offsets,
+)
 from kafka_rescalable.state import (
     ForeignCheckpointError,
     KafkaRescalableError,
@@ -37,11 +47,7 @@ BUILTIN_DETAIL: Final = "Spark's built-in Kafka source?"
 
 
 class CheckpointError(KafkaRescalableError, ValueError):
-    """The directory cannot be inspected: not a checkpoint, no offsets, or a bad batch.
-
-    The message says what is wrong and names the path or the batch id; the command prints it
-    and exits with code 2.
-    """
+    """Not a checkpoint, no offsets, or a bad batch; the message names the path or the batch."""
 
 
 class SourceKind(Enum):
@@ -141,8 +147,8 @@ class CheckpointLog:
 
     Parameters
     ----------
-    path : Path
-        The checkpoint directory.
+    path : str
+        The checkpoint directory, as given (a local path or a file system's path).
     batches : tuple of BatchOffsets
         Sorted by batch id; never empty.
     unreadable : Mapping[int, str]
@@ -152,7 +158,7 @@ class CheckpointLog:
         The ids ``commits/`` holds, readable offset file or not.
     """
 
-    path: Path
+    path: str
     batches: tuple[BatchOffsets, ...]
     unreadable: Mapping[int, str] = field(default_factory=dict)
     committed_ids: frozenset[int] = frozenset()
@@ -297,10 +303,11 @@ def classify_source(key: str, raw: str) -> SourceOffset:
         return SourceOffset(key, SourceKind.FOREIGN, raw, detail="another source")
 
 
-def read_checkpoint(path: str | Path) -> CheckpointLog:
+def read_checkpoint(path: str | Path, files: CheckpointFiles | None = None) -> CheckpointLog:
     """Read every file of ``<path>/offsets`` and note which batches ``<path>/commits`` holds.
 
-    Only files named by a batch id are read: Spark's ``.crc`` and temporary files are not.
+    Only files named by a batch id are read, not Spark's ``.crc`` and temporary files. ``files``
+    is the path's file system: this machine's, or one from :mod:`kafka_rescalable.checkpoints`.
 
     Raises
     ------
@@ -308,30 +315,26 @@ def read_checkpoint(path: str | Path) -> CheckpointLog:
         When ``path`` is not a directory, has no ``offsets`` directory, or the offset log
         has no readable file yet.
     """
-    root = Path(path)
-    if not root.is_dir():
-        what = "does not exist" if not root.exists() else "is not a directory"
+    fs = LocalFiles() if files is None else files
+    root = str(path).rstrip("/") or "/"
+    kind = fs.kind(root)
+    if kind is not PathKind.DIRECTORY:
+        what = "does not exist" if kind is PathKind.MISSING else "is not a directory"
         raise CheckpointError(f"{root} {what}")
-    offsets = root / "offsets"
-    if not offsets.is_dir():
-        if (root / "metadata").is_file() or (root / "commits").is_dir():
-            msg = f"{root}: no offsets yet: the query has not planned its first batch"
-            raise CheckpointError(msg)
-        msg = f"{root} is not a Spark streaming checkpoint: it has no offsets/ directory"
-        nested = sorted(p for p in root.iterdir() if (p / "offsets").is_dir())
-        if nested:
-            msg += f"; did you mean {', '.join(str(p) for p in nested[:3])}?"
-        raise CheckpointError(msg)
-    ids = _batch_ids(offsets)
+    offsets = join(root, "offsets")
+    if not is_directory(fs, offsets):
+        raise CheckpointError(why_no_offsets(fs, root))
+    ids = batch_ids(fs.names(offsets))
     if not ids:
         msg = f"{root}: no offsets yet: offsets/ holds no batch (the query has not planned one)"
         raise CheckpointError(msg)
-    committed = set(_batch_ids(root / "commits")) if (root / "commits").is_dir() else set()
+    commits = join(root, "commits")
+    committed = set(batch_ids(fs.names(commits))) if is_directory(fs, commits) else set()
     batches = []
     unreadable = {}
     for batch_id in ids:
         try:
-            text = (offsets / str(batch_id)).read_text(encoding="utf-8")
+            text = fs.read_text(join(offsets, str(batch_id)))
             batches.append(parse_offset_file(batch_id, text, batch_id in committed))
         except CheckpointError as error:
             unreadable[batch_id] = str(error)
@@ -387,8 +390,6 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _batch_ids(directory: Path) -> list[int]:
-    return sorted(int(p.name) for p in directory.iterdir() if p.name.isascii() and p.name.isdigit())
 
 
 def _top_level_keys(raw: str) -> str:

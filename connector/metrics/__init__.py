@@ -1,6 +1,6 @@
 """Lag and batch metrics of streaming queries, for Prometheus or the log; opt-in, driver-side.
 
->>> from connector import metrics
+>>> from kafka_rescalable import metrics
 >>> listener = metrics.publish(spark, port=9108)  # doctest: +SKIP
 >>> listener.stop()  # doctest: +SKIP
 

@@ -16,7 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from kafka_rescalable.config.kafka_config import check_client_accepts, translate_kafka_settings
+from kafka_rescalable.config.kafka_config import (
+    check_client_accepts,
+    redacted_settings,
+    translate_kafka_settings,
+)
 from kafka_rescalable.config.table import (
     SINK_OPTIONS,
     SINK_OPTIONS_BY_KEY,
@@ -52,7 +56,7 @@ _OWNED_BY_SINK: Final = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class KafkaSinkOptions:
     """The sink's parsed options: what every task needs, picklable; built by :func:`parse`.
 
@@ -82,6 +86,16 @@ class KafkaSinkOptions:
     transactional_id_prefix: str
     kafka_settings: Mapping[str, str]
     payloads: PayloadSettings
+
+    def __repr__(self) -> str:
+        """Every field, with secret Kafka and registry settings replaced by ``'***'``."""
+        return (
+            f"KafkaSinkOptions(bootstrap_servers={self.bootstrap_servers!r}, "
+            f"topic={self.topic!r}, guarantee={self.guarantee!r}, "
+            f"transactional_id_prefix={self.transactional_id_prefix!r}, "
+            f"kafka_settings={redacted_settings(self.kafka_settings)!r}, "
+            f"payloads={self.payloads!r})"
+        )
 
     @property
     def exactly_once(self) -> bool:

@@ -21,6 +21,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from kafka_rescalable._executor_guard import ShippedToExecutors
 from kafka_rescalable._logging import logger
 from kafka_rescalable.errors import InvalidOptionError
 from kafka_rescalable.sink.options import KafkaSinkOptions, parse
@@ -75,7 +76,7 @@ def _summary(messages: list[Any]) -> str:
     return f"{records} records from {len(done)} tasks ({skipped} found already committed)"
 
 
-class KafkaBatchWriter(DataSourceArrowWriter):
+class KafkaBatchWriter(ShippedToExecutors, DataSourceArrowWriter):
     """Write a DataFrame to Kafka once (``df.write.format("kafka-rescalable").save()``).
 
     Under exactly-once, one ``save()`` is one set of transactional ids: a retried or
@@ -100,7 +101,7 @@ class KafkaBatchWriter(DataSourceArrowWriter):
         logger.warning("Kafka sink job failed after %s", _summary(messages))
 
 
-class KafkaStreamWriter(DataSourceStreamArrowWriter):
+class KafkaStreamWriter(ShippedToExecutors, DataSourceStreamArrowWriter):
     """Write each micro-batch to Kafka (``df.writeStream.format("kafka-rescalable")``)."""
 
     def __init__(self, options: KafkaSinkOptions, columns: SinkColumns) -> None:

@@ -64,7 +64,7 @@ def test_the_start_up_profile_imports_pyspark_from_sparks_zip() -> None:
     assert spark_python_path().split(":")[0].endswith("pyspark.zip")
     profile = runner_import_profile(repeats=1, top=5)
     names = [name for name, _ in profile.costliest]
-    assert "pyspark" in names and "connector" in names
+    assert "pyspark" in names and "kafka_rescalable" in names
     assert profile.from_zip_s > 0 and profile.from_site_s > 0
     assert "pyspark.zip first" in profile.markdown()
 

@@ -138,6 +138,12 @@ BAD_OPTIONS = [
      "stream", "kafka.sasl.login.callback.handler.class", "Java class"),
     ({**BASE, "kafka.max.poll.records": "0"},
      "stream", "kafka.max.poll.records", "positive integer"),
+    ({**BASE, "valueFormat": "avro", "valueSubject": "orders-value"},
+     "stream", "valueSubject", "schema.registry.url"),
+    ({**BASE, "keyFormat": "avro", "keySubject": "orders-key"},
+     "stream", "keySubject", "schema.registry.url"),
+    ({**BASE, "valueFormat": "json", "valueSubject": "orders-value"},
+     "stream", "valueSubject", "schema.registry.url"),
 ]
 
 
@@ -241,3 +247,25 @@ def test_bad_time_options(options: dict, option: str, words: str) -> None:
     with pytest.raises(InvalidOptionError) as caught:
         parse_options(lower({**BASE, **options}), "stream")
     assert caught.value.option == option and words in str(caught.value)
+
+
+def test_the_options_repr_hides_registry_secrets() -> None:
+    options = parse_options(
+        lower(
+            {
+                **BASE,
+                "valueFormat": "avro",
+                "schema.registry.url": "https://bob:pw-in-url@registry:8081",
+                "schema.registry.basic.auth.user.info": "alice:user-info-secret",
+                "schema.registry.bearer.auth.token": "token-secret",
+            }
+        ),
+        "stream",
+    )
+    text = repr(options)
+    for secret in ("user-info-secret", "pw-in-url", "token-secret"):
+        assert secret not in text
+    assert "https://***@registry:8081" in text
+    registry = options.payloads.registry
+    assert registry is not None
+    assert registry.config["basic.auth.user.info"] == "alice:user-info-secret"  # the client's

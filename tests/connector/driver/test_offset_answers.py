@@ -8,7 +8,7 @@ import pytest
 from confluent_kafka import KafkaError
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 
-from kafka_rescalable.driver.kafka_metadata import _offsets
+from kafka_rescalable.driver.offset_lookups import _offsets
 from kafka_rescalable.errors import KafkaMetadataError
 from kafka_rescalable.state import TopicPartition
 

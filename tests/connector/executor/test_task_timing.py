@@ -32,7 +32,7 @@ def test_a_file_in_a_removed_folder_is_a_warning_not_a_failure(
     monkeypatch.setenv(task_timing.TIMINGS_ENV, str(gone))
     timing = task_timing.start()
     assert timing is not None
-    with caplog.at_level(logging.WARNING, logger="connector"):
+    with caplog.at_level(logging.WARNING, logger="kafka_rescalable"):
         timing.finish()
     assert not gone.exists()
     assert any("task timings not written" in r.getMessage() for r in caplog.records)

@@ -394,7 +394,7 @@ def test_an_unreachable_registry_names_url_and_subject() -> None:
     from kafka_rescalable.errors import SchemaRegistryError
     from kafka_rescalable.formats.options import RegistrySettings
 
-    registry = RegistrySettings((("url", "http://127.0.0.1:9"),))
+    registry = RegistrySettings((("max.retries", "0"), ("url", "http://127.0.0.1:9")))
     payload = PayloadOptions("value", PayloadFormat.AVRO, framing=Framing.CONFLUENT)
     with pytest.raises(SchemaRegistryError, match=r"127\.0\.0\.1:9.*'orders-value'"):
         CODEC.resolve(payload, registry, ["orders"])

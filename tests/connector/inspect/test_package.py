@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -71,10 +72,12 @@ def test_importing_main_module_does_not_run_the_command() -> None:
     assert module.main is kafka_rescalable.inspect.main
 
 
-def test_the_console_script_points_at_main() -> None:
+def test_the_console_script_runs_main_with_pyarrow_fs_locations() -> None:
+    # The pure command line, given the reader that also opens URIs (kafka_rescalable.checkpoints).
     (script,) = entry_points(group="console_scripts", name="kafka-rescalable-inspect")
-    assert script.value == "kafka_rescalable.inspect:main"
-    assert script.load() is kafka_rescalable.inspect.main
+    assert script.value == "kafka_rescalable.checkpoints:main"
+    source = inspect.getsource(script.load())
+    assert "cli.main(argv, read=read_checkpoint_at)" in source
 
 
 def test_python_dash_m_prints_the_usage() -> None:

@@ -146,3 +146,24 @@ def test_spark_s_own_options_and_surrounding_spaces() -> None:
     with pytest.raises(InvalidOptionError, match="empty") as refused:
         parse({**SERVERS, "transactionalIdPrefix": "  "})
     assert refused.value.option == "transactionalIdPrefix"
+
+
+def test_the_repr_hides_kafka_and_registry_secrets() -> None:
+    options = parse(
+        {
+            **SERVERS,
+            "topic": "out",
+            "kafka.security.protocol": "SASL_PLAINTEXT",
+            "kafka.sasl.mechanism": "PLAIN",
+            "kafka.sasl.username": "alice",
+            "kafka.sasl.password": "sasl-secret-1",
+            "valueFormat": "avro",
+            "schema.registry.url": "https://bob:url-secret-2@registry:8081",
+            "schema.registry.basic.auth.user.info": "carol:user-info-secret-3",
+        }
+    )
+    text = repr(options)
+    for secret in ("sasl-secret-1", "url-secret-2", "user-info-secret-3"):
+        assert secret not in text
+    assert "'sasl.username': 'alice'" in text
+    assert options.kafka_settings["sasl.password"] == "sasl-secret-1"  # only the repr hides it
