@@ -152,7 +152,8 @@ class _State:
             else:
                 decoded = self.core.decode_plain(payloads)
             column = conform(decoded, self.arrow_type)
-        except (core.NativeDecodeError, pa.ArrowException) as error:
+        except Exception as error:  # noqa: BLE001 - whatever failed, the slow path decides
+            # NativeDecodeError, an Arrow cast, or the decoder busy in another thread
             logger.debug("a batch is decoded on the slow path: %s", error)
             return None
         if column.type != self.arrow_type:  # never seen; the slow path builds the right type
