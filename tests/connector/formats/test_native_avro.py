@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -22,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_rescalable.formats import avro_codec
+from kafka_rescalable.formats.avro import native
 from kafka_rescalable.formats.avro.native import native_core
 from kafka_rescalable.formats.avro.parity import (
     promotion_first,
@@ -36,6 +38,7 @@ from kafka_rescalable.formats.registry import frame
 from tests.connector.formats.avro_batches import (
     batch,
     decode_both,
+    decode_on,
     decoding_path,
     plan,
     write,
@@ -160,20 +163,69 @@ def _registry(writers: dict[int, str]) -> Iterator[None]:
         yield
 
 
-def test_the_decoders_in_use_are_logged_once_per_choice(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.fixture
+def fresh_log(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Capture the package logger, as if the process had not said which decoders run."""
+    monkeypatch.setattr(native, "_said", set())
     logger = logging.getLogger("kafka_rescalable")
     logger.addHandler(caplog.handler)
-    try:
-        with decoding_path("fallback"):
-            assert native_core() is None
-            assert native_core() is None
+    yield
+    logger.removeHandler(caplog.handler)
+
+
+def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.name == "kafka_rescalable"]
+
+
+def test_the_decoders_in_use_are_logged_once_per_process_and_choice(
+    fresh_log: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    for _ in range(3):
         with decoding_path("native"):
             assert native_core() is not None
-    finally:
-        logger.removeHandler(caplog.handler)
-    said = [record.getMessage() for record in caplog.records]
-    assert len(said) <= 2  # an earlier test of this process may have said either already
-    assert len(set(said)) == len(said)
+    with decoding_path("fallback"):
+        assert native_core() is None
+        assert native_core() is None
+    version = native_core().__version__  # type: ignore[union-attr]
+    assert _lines(caplog) == [
+        f"typed records decode with the native core (kafka_rescalable_native {version})",
+        "typed records decode with the pure-Python decoders: KAFKA_RESCALABLE_NATIVE=0",
+    ]
+
+
+def test_without_the_native_core_the_fallback_decodes_and_says_why(
+    fresh_log: None, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "kafka_rescalable_native", None)  # import fails
+    reader = _record("long")
+    decoded = decode_on("native", plan(reader), batch([write(reader, {"x": 7}), None]))
+    assert decoded.column(1).to_pylist() == [{"x": 7}, None]
+    (line,) = _lines(caplog)
+    assert line.startswith(
+        "typed records decode with the pure-Python decoders: kafka_rescalable_native is not "
+        "installed"
+    )
+
+
+def test_sliced_batches_and_batches_past_one_piece_decode_alike() -> None:
+    reader = _record(["null", "long"])
+    framed = plan(reader, Framing.CONFLUENT)  # no registry: every id reads with the reader
+    rows = 70_000  # past the core's 65,536 rows per piece
+    payloads = [
+        None if i % 5 == 0 else frame(i % 3, write(reader, {"x": None if i % 7 else i}))
+        for i in range(rows)
+    ]
+    source = batch(payloads)
+    _assert_same(framed, source)
+    _assert_same(framed, source.slice(33, 1_000))
+    plain = [None if i % 5 == 0 else write(reader, {"x": i}) for i in range(rows)]
+    _assert_same(plan(reader), batch(plain))
+    _assert_same(plan(reader), batch(plain).slice(65_530, 100))
+
+
+def test_a_record_of_no_fields_decodes_alike() -> None:
+    reader = {"type": "record", "name": "Empty", "fields": []}
+    _assert_same(plan(reader), batch([b"", None, b""]))
 
 
 def _record(field_type: Any) -> dict[str, Any]:
