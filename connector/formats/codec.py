@@ -16,12 +16,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql.types import DataType
 
 from kafka_rescalable.errors import MissingExtraError
 from kafka_rescalable.formats.options import PayloadFormat, PayloadOptions, RegistrySettings
 
 __all__ = [
+    "ColumnDecoder",
     "Decoder",
     "Encoder",
     "FormatCodec",
@@ -35,6 +37,14 @@ Decoder = Callable[[bytes], Any]
 
 It raises :class:`~kafka_rescalable.errors.PayloadDecodeError` for a payload it cannot decode; any
 other exception is taken as a decoding failure of that payload too.
+"""
+
+ColumnDecoder = Callable[[pa.Array], pa.Array | None]
+"""A whole column of payloads in (binary, nulls for null payloads), the typed column out.
+
+It must give exactly what the column's :data:`Decoder` gives record by record; it returns
+``None`` for a batch it does not decode whole (a record that fails, a case it cannot prove
+equal), which is then decoded record by record, where failures are named and ``mode`` applies.
 """
 
 Encoder = Callable[[Any], bytes]
@@ -115,6 +125,12 @@ class FormatCodec(ABC):
         self, reader: ReaderSchema, spark_type: DataType, registry: RegistrySettings | None
     ) -> Decoder:
         """Build the decoder on an executor; ``spark_type`` is the type Spark handed back."""
+
+    def column_decoder(
+        self, reader: ReaderSchema, spark_type: DataType, registry: RegistrySettings | None
+    ) -> ColumnDecoder | None:
+        """Build the decoder of whole columns, on an executor; ``None``: record by record only."""
+        return None
 
     def encoder(self, column: WriterColumn) -> Encoder:
         """Build the sink's encoder for ``column`` (on an executor)."""

@@ -18,7 +18,14 @@ from typing import Any
 from pyspark.sql.types import DataType
 
 from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
-from kafka_rescalable.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
+from kafka_rescalable.formats.codec import (
+    ColumnDecoder,
+    Decoder,
+    Encoder,
+    FormatCodec,
+    ReaderSchema,
+    WriterColumn,
+)
 from kafka_rescalable.formats.json_types import (
     check_ddl,
     column_ddl,
@@ -27,7 +34,7 @@ from kafka_rescalable.formats.json_types import (
     spark_type_of,
     to_ddl,
 )
-from kafka_rescalable.formats.json_values import reader_for, writer_for
+from kafka_rescalable.formats.json_values import column_reader_for, reader_for, writer_for
 from kafka_rescalable.formats.options import Framing, PayloadOptions, RegistrySettings
 from kafka_rescalable.formats.registry import registry_client, split_frame
 
@@ -89,9 +96,24 @@ class _JsonCodec(FormatCodec):
             try:
                 return read(bytes(body))
             except PayloadDecodeError as error:
-                raise PayloadDecodeError(error.reason, schema_id) from None
+                raise PayloadDecodeError(error.reason, schema_id, error.partial) from None
 
         return decode
+
+    def column_decoder(
+        self, reader: ReaderSchema, spark_type: DataType, registry: RegistrySettings | None
+    ) -> ColumnDecoder | None:
+        """Decode plain JSON text a column at a time where that gives the same values.
+
+        Registry-framed payloads are decoded record by record: each writer schema id is
+        checked to exist, record by record.
+        """
+        if reader.payload.framing is not Framing.NONE:
+            return None
+        try:
+            return column_reader_for(spark_type)
+        except ValueError:
+            return None  # decoder() names the option for a type from_json cannot read
 
     def encoder(self, column: WriterColumn) -> Encoder:
         to_value, dumps = writer_for(column.spark_type)
