@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
 import pyspark.sql.types as T
@@ -44,6 +44,8 @@ _NON_NUMBERS = {  # the strings Spark's JSON parser takes for a DOUBLE or FLOAT
 }
 _INTEGERS = ((T.ByteType, 8), (T.ShortType, 16), (T.IntegerType, 32), (T.LongType, 64))
 _MICROS = 10**6
+_DECIMALS = Context(prec=80)
+"""Room for any DECIMAL(38, s) value while rounding (the default context keeps 28 digits)."""
 _DECIMAL_TEXT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")  # java BigDecimal's
 
 
@@ -59,7 +61,8 @@ class Mismatch(KafkaSourceError):
     def describe(self, prefix: str = "") -> str:
         """Say where (``prefix``, the path above, then the path below) and what failed."""
         where = (prefix + "".join(reversed(self.path))).lstrip(".") or "the value"
-        shown = json.dumps(self.value, default=str)
+        value = self.value
+        shown = str(value) if isinstance(value, Decimal) else json.dumps(value, default=str)
         if len(shown) > 60:
             shown = shown[:57] + "..."
         return f"{where}: expected {self.expected}, got {_json_kind(self.value)} {shown}"
@@ -116,10 +119,10 @@ def _decimal(spark_type: T.DecimalType) -> Convert:
         elif kind is not Decimal and kind is not int:
             raise Mismatch(expected, value)
         try:
-            number = Decimal(value).quantize(step, rounding=ROUND_HALF_UP)
+            number = Decimal(value).quantize(step, ROUND_HALF_UP, _DECIMALS)
         except (InvalidOperation, ValueError):
             raise Mismatch(expected, value) from None
-        if not number.is_finite() or abs(number) >= limit:
+        if not number.is_finite() or number.copy_abs() >= limit:
             raise Mismatch(expected, value)
         return number
 

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyspark.sql.types as T
 
 from kafka_rescalable.errors import PayloadDecodeError
+from kafka_rescalable.formats.json_bulk import bulk_decoder
 from kafka_rescalable.formats.json_leaves import Convert, Mismatch, leaf_reader
 from kafka_rescalable.formats.json_writer import has_decimal, writer_for
 
@@ -45,7 +46,7 @@ def column_reader_for(spark_type: T.DataType) -> Callable[[pa.Array], pa.Array |
     or ``None`` when the batch has a record that does not decode (then decode it record by
     record, for the reasons and ``mode``).
     """
-    return None  # the bulk path comes next
+    return bulk_decoder(spark_type, reader_for(spark_type))
 
 
 def reader_for(spark_type: T.DataType) -> Callable[[bytes | str], Any]:
@@ -94,7 +95,7 @@ def reader_for(spark_type: T.DataType) -> Callable[[bytes | str], Any]:
             result = _check_strings(text, result, reasons)
             reason = "; ".join(reasons) or mismatch.describe()
             raise PayloadDecodeError(reason, partial=result) from None
-        if _SURROGATE_ESCAPE.search(text):
+        if "\\u" in text and _SURROGATE_ESCAPE.search(text):
             reasons = []
             result = _check_strings(text, result, reasons)
             if reasons:

@@ -285,6 +285,17 @@ def test_decimals_keep_digits_a_double_would_lose() -> None:
     assert _read(spark_type, text)["f"] == Decimal("1234567890.123456789012345678")
 
 
+def test_decimals_of_38_digits_read_whole() -> None:
+    # Python's default decimal context keeps 28 digits: rounding these failed with it.
+    spark_type = StructType([StructField("f", DecimalType(38, 10))])
+    assert _read(spark_type, '{"f": 1000000000000000000}')["f"] == Decimal(10**18)
+    assert _read(spark_type, '{"f": "-9999999999999999999999999999.9999999999"}')["f"] == Decimal(
+        "-9999999999999999999999999999.9999999999"
+    )
+    with pytest.raises(PayloadDecodeError, match="got number 9999999999999999999999999999.999"):
+        _read(spark_type, '{"f": 9999999999999999999999999999.99999999995}')
+
+
 def test_doubles_read_integers_and_the_non_numbers_from_json_takes() -> None:
     assert _field(DoubleType(), 3) == 3.0
     assert math.isnan(_field(DoubleType(), "NaN"))
