@@ -144,9 +144,14 @@ class _BulkDecoder:
             self._skip -= 1
             return None
         try:
-            text = pc.utf8_trim(payloads.cast(pa.string()), _WHITESPACE)
-        except pa.ArrowInvalid:
-            return None  # a payload that is not UTF-8: record by record names it
+            return self._decode(payloads)
+        except pa.ArrowException:
+            # Not UTF-8 (record by record names it), or a case pyarrow's compute functions
+            # refuse: giving the batch up is always allowed, failing the query is not.
+            return None
+
+    def _decode(self, payloads: pa.Array) -> pa.Array | None:
+        text = pc.utf8_trim(payloads.cast(pa.string()), _WHITESPACE)
         one = pc.fill_null(pc.and_(pc.starts_with(text, "{"), pc.ends_with(text, "}")), False)
         if _has_line_breaks(text):
             one = pc.and_(one, pc.invert(pc.match_substring_regex(text, _LINE_BREAKS)))

@@ -58,7 +58,9 @@ def reader_for(spark_type: T.DataType) -> Callable[[bytes | str], Any]:
         At build time, for a type ``from_json`` does not read either (a map with non-string
         keys, an interval).
     """
-    convert, fast, _ = _converter(spark_type)
+    convert, fast, bounds = _converter(spark_type)
+    if bounds is not None:
+        fast = None  # an integer at the top is checked against its range too
     salvage = _salvager(spark_type)
     container = isinstance(spark_type, T.StructType | T.ArrayType | T.MapType)
     empty = dict.fromkeys(spark_type.names) if isinstance(spark_type, T.StructType) else None

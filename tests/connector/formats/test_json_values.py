@@ -363,6 +363,13 @@ def test_integers_out_of_their_types_range_fail_naming_the_field(
     assert _field(spark_type, [-1] if isinstance(spark_type, ArrayType) else -1) in (-1, [-1])
 
 
+def test_an_integer_at_the_top_is_range_checked_too() -> None:
+    # A JSON Schema of {"type": "integer"} reads into a BIGINT column that is no struct.
+    with pytest.raises(PayloadDecodeError, match="the value: expected an integer within BIGINT"):
+        reader_for(LongType())(str(2**63).encode())
+    assert reader_for(LongType())(b"-1") == -1
+
+
 def test_a_field_of_the_wrong_type_fails_keeping_the_other_fields() -> None:
     spark_type = StructType([StructField("id", LongType()), StructField("name", StringType())])
     failure = _failure(spark_type, '{"id": "12", "name": "n"}')
