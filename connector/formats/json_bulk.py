@@ -23,9 +23,11 @@ where the result is provably equal, and every doubt goes back to the record-by-r
   own scale, as record by record), and dates and timestamps not in the canonical ISO form
   (``2024-01-02``, ``2024-01-02T03:04:05.123456+05:30``) send their record back.
 
-Records sent back are read record by record; when one of them fails, the decoder gives up the
-batch (``None``), which is then decoded record by record for the reasons and ``mode``. After a
-batch where most records went back, the next batches skip the bulk reader for a while.
+Records sent back are read record by record (the ones pyarrow is not given first, then the
+refused ones as the halving finds them, depth first, then the doubts); as soon as one does
+not decode, the decoder gives the batch up (``None``), and it is decoded record by record for
+the reasons and ``mode``. After a batch given up or mostly read record by record, the next
+batches skip the bulk reader for a while (1, 2, 4... up to 64 batches).
 """
 
 from __future__ import annotations
@@ -124,6 +126,10 @@ def _read_scale(spark_type: T.DecimalType) -> int:
     return max(spark_type.scale, min(room, _DECIMAL_SCALE))
 
 
+class _GiveUp(Exception):  # noqa: N818 - a signal inside the decoder, never raised out of it
+    """A record does not decode: the batch is given up, to be decoded record by record."""
+
+
 class _BulkDecoder:
     """One column's decoder, kept per Python worker with the decode plan."""
 
@@ -138,6 +144,7 @@ class _BulkDecoder:
         self._skip = 0
         self._backoff = 1
         self._splits = 0
+        self._redone = 0
 
     def __call__(self, payloads: pa.Array) -> pa.Array | None:
         if self._skip:
@@ -145,12 +152,16 @@ class _BulkDecoder:
             return None
         try:
             return self._decode(payloads)
+        except _GiveUp:
+            self._adapt(len(payloads), len(payloads))  # the batch is read again, all of it
+            return None  # a record that does not decode: record by record, where it is named
         except pa.ArrowException:
             # Not UTF-8 (record by record names it), or a case pyarrow's compute functions
             # refuse: giving the batch up is always allowed, failing the query is not.
             return None
 
-    def _decode(self, payloads: pa.Array) -> pa.Array | None:
+    def _decode(self, payloads: pa.Array) -> pa.Array:
+        self._redone = 0
         text = pc.utf8_trim(payloads.cast(pa.string()), _WHITESPACE)
         one = pc.fill_null(pc.and_(pc.starts_with(text, "{"), pc.ends_with(text, "}")), False)
         if _has_line_breaks(text):
@@ -158,23 +169,29 @@ class _BulkDecoder:
         if pc.any(pc.greater_equal(pc.binary_length(text), 2 * _DEEPEST)).as_py():
             brackets = pc.add(pc.count_substring(text, "["), pc.count_substring(text, "{"))
             one = pc.and_(one, pc.less(brackets, _DEEPEST))
+        others = pc.indices_nonzero(pc.and_(payloads.is_valid(), pc.invert(one)))
+        other_values = self._one_by_one(payloads.take(others))  # first: they may fail
         candidates = pc.indices_nonzero(one)
         parsed, doubt = self._parse(text.filter(one))
-        others = pc.indices_nonzero(pc.and_(payloads.is_valid(), pc.invert(one)))
-        again = pa.concat_arrays([others, pc.filter(candidates, doubt)])
-        self._adapt(len(again), len(payloads))
-        try:
-            values = [self._read(payloads[row].as_py()) for row in again.to_pylist()]
-            redone = pa.array(values, self._target)
-        except (PayloadDecodeError, pa.ArrowException, TypeError, ValueError, OverflowError):
-            return None  # record by record, where failures are named
-        if len(candidates) == len(payloads) and not len(again):
+        doubted = pc.filter(candidates, doubt)
+        again = self._one_by_one(payloads.take(doubted))
+        self._adapt(self._redone, len(payloads))
+        if len(candidates) == len(payloads) and not len(doubted):
             return parsed
         nulls = pc.indices_nonzero(payloads.is_null())
         kept = pc.invert(doubt)
-        rows = pa.concat_arrays([pc.filter(candidates, kept), again, nulls])
-        values = pa.concat_arrays([parsed.filter(kept), redone, pa.nulls(len(nulls), self._target)])
-        return values.take(pc.sort_indices(rows))
+        rows = pa.concat_arrays([pc.filter(candidates, kept), others, doubted, nulls])
+        values = [parsed.filter(kept), other_values, again, pa.nulls(len(nulls), self._target)]
+        return pa.concat_arrays(values).take(pc.sort_indices(rows))
+
+    def _one_by_one(self, payloads: pa.Array) -> pa.Array:
+        """Read ``payloads`` record by record; raise :class:`_GiveUp` if one does not decode."""
+        self._redone += len(payloads)
+        try:
+            values = [None if p is None else self._read(p) for p in payloads.to_pylist()]
+            return pa.array(values, self._target)
+        except (PayloadDecodeError, pa.ArrowException, TypeError, ValueError, OverflowError):
+            raise _GiveUp from None
 
     def _adapt(self, redone: int, count: int) -> None:
         """Skip the bulk reader for a while after a batch where it read too few records."""
@@ -191,15 +208,26 @@ class _BulkDecoder:
         data = lines.buffers()[2] or pa.py_buffer(b"")
         parts: list[tuple[pa.Array, pa.Array]] = []
         self._splits = _SPLITS
-        self._segment(data, offsets, 0, len(text), parts)
+        self._segment(text, data, offsets, 0, len(text), parts)
         if not parts:
             return pa.nulls(0, self._target), pa.array([], pa.bool_())
         values = pa.concat_arrays([values for values, _ in parts])
         return values, pa.concat_arrays([doubt for _, doubt in parts])
 
     def _segment(
-        self, data: pa.Buffer, offsets: list[int], start: int, stop: int, parts: list[Any]
+        self,
+        text: pa.Array,
+        data: pa.Buffer,
+        offsets: list[int],
+        start: int,
+        stop: int,
+        parts: list[Any],
     ) -> None:
+        """Read rows ``start`` to ``stop``; where pyarrow refuses them, halves, then one by one.
+
+        Depth first, so that a record that does not decode ends the batch after as few reads
+        as its place needs.
+        """
         if start == stop:
             return
         rows = stop - start
@@ -209,11 +237,11 @@ class _BulkDecoder:
             values, doubt = _finish(read, self._type, self._target)
             parts.append((values, pa.repeat(False, rows) if doubt is None else doubt))
         elif rows <= _SMALLEST_SPLIT or self._splits < 2:
-            parts.append((pa.nulls(rows, self._target), pa.repeat(True, rows)))
+            parts.append((self._one_by_one(text.slice(start, rows)), pa.repeat(False, rows)))
         else:
             middle = start + rows // 2
-            self._segment(data, offsets, start, middle, parts)
-            self._segment(data, offsets, middle, stop, parts)
+            self._segment(text, data, offsets, start, middle, parts)
+            self._segment(text, data, offsets, middle, stop, parts)
 
     def _read_rows(self, data: pa.Buffer, rows: int) -> pa.StructArray | None:
         options = pa_json.ReadOptions(use_threads=False, block_size=max(data.size + 1, 1 << 16))

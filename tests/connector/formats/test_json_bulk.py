@@ -400,5 +400,8 @@ def test_after_a_batch_mostly_read_again_the_next_batches_skip_the_bulk_reader()
     assert decode(clean) is None  # skipped twice, then back
     assert decode(clean) is None
     assert decode(clean) is not None
+    assert decode(pa.array([b'{"id": "x"}'], pa.binary())) is None  # given up
+    assert decode(clean) is None  # skipped
+    assert decode(clean) is not None
     one = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(0)))
     assert decode(clean).to_pylist()[0]["at"] == one
