@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 import pyspark.sql.types as T
 
-from kafka_rescalable.errors import PayloadDecodeError
+from kafka_rescalable.errors import KafkaSourceError, PayloadDecodeError
 from kafka_rescalable.formats.json_bulk_times import to_date, to_local_timestamp, to_timestamp
 
 __all__ = ["bulk_decoder"]
@@ -126,7 +126,7 @@ def _read_scale(spark_type: T.DecimalType) -> int:
     return max(spark_type.scale, min(room, _DECIMAL_SCALE))
 
 
-class _GiveUp(Exception):  # noqa: N818 - a signal inside the decoder, never raised out of it
+class _GiveUp(KafkaSourceError):  # noqa: N818 - a signal inside the decoder, never raised out
     """A record does not decode: the batch is given up, to be decoded record by record."""
 
 
