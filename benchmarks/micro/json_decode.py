@@ -43,6 +43,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from kafka_rescalable.errors import RecordDecodeError
 from kafka_rescalable.formats import decoding
 from kafka_rescalable.formats.codec import ReaderSchema, codec_for
 from kafka_rescalable.formats.decoding import DecodePlan, decode_batch
@@ -185,7 +186,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.records:,} records per batch, {sum(sizes) / len(sizes):.0f} bytes each")
     print("| case | CPU µs per record | wall µs per record |\n|---|--:|--:|")
     for name, values, mode, bulk in _cases(args.records):
-        cpu, wall = measure(values, mode, args.runs, bulk)
+        try:
+            cpu, wall = measure(values, mode, args.runs, bulk)
+        except RecordDecodeError:  # an older checkout that does not read Spark's short dates
+            print(f"| {name} | refused | refused |")
+            continue
         print(f"| {name} | {cpu:.2f} | {wall:.2f} |")
     return 0
 
