@@ -45,7 +45,7 @@ import pyspark.sql.types as T
 from kafka_rescalable.errors import KafkaSourceError, PayloadDecodeError
 from kafka_rescalable.formats.json_bulk_times import to_date, to_local_timestamp, to_timestamp
 
-__all__ = ["bulk_decoder"]
+__all__ = ["bulk_decoder", "unframed"]
 
 _WHITESPACE: Final = " \t\n\r"  # JSON's, which may surround a value
 _LINE_BREAKS: Final = r"[\n\r\x00]"
@@ -63,6 +63,7 @@ to their own, as the record-by-record reader does; pyarrow refuses digits beyond
 _MAX_SKIP: Final = 64
 _WIDE: Final = pa.decimal256(40, 0)
 """Room to compare any decimal read (38 digits) with its type's bound (up to 39 digits)."""
+_LONGEST: Final = 2**31 - 1
 _INTEGERS = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _SAME = (*_INTEGERS, T.BooleanType, T.StringType)
 
@@ -82,6 +83,38 @@ def bulk_decoder(
     if not _pyarrow_is_strict():
         return None
     return _BulkDecoder(spark_type, to_arrow_type(spark_type, timezone="UTC"), read)
+
+
+def unframed(
+    decode: Callable[[pa.Array], pa.Array | None], check: Callable[[int], None]
+) -> Callable[[pa.Array], pa.Array | None]:
+    """Wrap a whole-column decoder for registry-framed payloads (magic byte, 4-byte id).
+
+    Each writer schema id in the batch is checked once with ``check`` (which raises
+    :class:`~kafka_rescalable.errors.PayloadDecodeError` for an id the registry does not
+    have); a payload without the framing, or an unknown id, gives the batch up, to be decoded
+    record by record, where the reason names the record and the id.
+    """
+    magic = pa.scalar(b"\x00", pa.binary())
+
+    def decode_framed(payloads: pa.Array) -> pa.Array | None:
+        framed = pc.and_(
+            pc.greater_equal(pc.binary_length(payloads), 5),
+            pc.equal(pc.binary_slice(payloads, 0, 1), magic),
+        )
+        if not pc.all(framed, min_count=0).as_py():
+            return None
+        for header in pc.unique(pc.binary_slice(payloads, 1, 5)).to_pylist():
+            if header is None:
+                continue
+            try:
+                check(int.from_bytes(header, "big"))
+            except PayloadDecodeError:
+                return None
+        # An explicit end: pyarrow 26's binary_slice without one fails on some arrays.
+        return decode(pc.binary_slice(payloads, 5, _LONGEST))
+
+    return decode_framed
 
 
 def _bulk(spark_type: T.DataType) -> bool:

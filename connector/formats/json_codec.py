@@ -103,15 +103,14 @@ class _JsonCodec(FormatCodec):
     def column_decoder(
         self, reader: ReaderSchema, spark_type: DataType, registry: RegistrySettings | None
     ) -> ColumnDecoder | None:
-        """Decode plain JSON text a column at a time where that gives the same values.
+        """Decode JSON text a column at a time where that gives the same values.
 
-        Registry-framed payloads are decoded record by record: each writer schema id is
-        checked to exist, record by record.
+        Registry-framed payloads lose their header first, each writer schema id in the batch
+        checked to exist once, as :meth:`decoder` checks it.
         """
-        if reader.payload.framing is not Framing.NONE:
-            return None
+        framed = reader.payload.framing is not Framing.NONE
         try:
-            return column_reader_for(spark_type)
+            return column_reader_for(spark_type, _KnownIds(registry).check if framed else None)
         except ValueError:
             return None  # decoder() names the option for a type from_json cannot read
 

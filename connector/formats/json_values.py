@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyspark.sql.types as T
 
 from kafka_rescalable.errors import PayloadDecodeError
-from kafka_rescalable.formats.json_bulk import bulk_decoder
+from kafka_rescalable.formats.json_bulk import bulk_decoder, unframed
 from kafka_rescalable.formats.json_leaves import Convert, Mismatch, leaf_reader
 from kafka_rescalable.formats.json_writer import has_decimal, writer_for
 
@@ -39,14 +39,20 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def column_reader_for(spark_type: T.DataType) -> Callable[[pa.Array], pa.Array | None] | None:
+def column_reader_for(
+    spark_type: T.DataType, check_id: Callable[[int], None] | None = None
+) -> Callable[[pa.Array], pa.Array | None] | None:
     """Build the whole-column decoder of ``spark_type``, or ``None`` where there is none.
 
     It returns the column it decoded, equal to what :func:`reader_for` gives record by record,
     or ``None`` when the batch has a record that does not decode (then decode it record by
-    record, for the reasons and ``mode``).
+    record, for the reasons and ``mode``). With ``check_id``, the payloads are registry-framed
+    and ``check_id`` checks each writer schema id they name.
     """
-    return bulk_decoder(spark_type, reader_for(spark_type))
+    decode = bulk_decoder(spark_type, reader_for(spark_type))
+    if decode is None or check_id is None:
+        return decode
+    return unframed(decode, check_id)
 
 
 def reader_for(spark_type: T.DataType) -> Callable[[bytes | str], Any]:
