@@ -7,6 +7,8 @@ do, timed alone (records and batch built before the clock starts), median of a f
 
 - ``bulk``: as shipped, the column read by pyarrow's JSON reader where provably equal;
 - ``record-by-record``: the same code with the whole-column decoder switched off;
+- ``bulk, registry-framed``: the same records behind the registry's 5-byte header (no
+  registry: the writer schema id is not looked up);
 - ``bulk, 1% short dates``: 1 record in 100 with a date in one of Spark's short forms
   (``2024-3-3``), which the bulk reader's checks send back to the record-by-record reader;
 - ``bulk, 1% epoch timestamps``: 1 record in 100 with a timestamp in epoch seconds, which
@@ -47,7 +49,8 @@ from kafka_rescalable.errors import RecordDecodeError
 from kafka_rescalable.formats import decoding
 from kafka_rescalable.formats.codec import ReaderSchema, codec_for
 from kafka_rescalable.formats.decoding import DecodePlan, decode_batch
-from kafka_rescalable.formats.options import DecodeMode, PayloadFormat, PayloadOptions
+from kafka_rescalable.formats.options import DecodeMode, Framing, PayloadFormat, PayloadOptions
+from kafka_rescalable.formats.registry import frame
 from kafka_rescalable.schema import arrow_schema
 
 __all__ = ["ORDER", "main", "measure", "order_json"]
@@ -121,14 +124,18 @@ def _batch(values: list[bytes | None]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, schema=arrow_schema(False))
 
 
-def _plan(mode: DecodeMode) -> DecodePlan:
-    payload = PayloadOptions("value", PayloadFormat.JSON, schema="ddl")
+def _plan(mode: DecodeMode, framing: Framing = Framing.NONE) -> DecodePlan:
+    payload = PayloadOptions("value", PayloadFormat.JSON, schema="ddl", framing=framing)
     reader = ReaderSchema(payload, "ddl", f"STRUCT<{ORDER.simpleString()}>")
     return DecodePlan((reader,), (ORDER.json(),), mode, None)
 
 
 def measure(
-    values: list[bytes | None], mode: DecodeMode, runs: int, bulk: bool
+    values: list[bytes | None],
+    mode: DecodeMode,
+    runs: int,
+    bulk: bool,
+    framing: Framing = Framing.NONE,
 ) -> tuple[float, float]:
     """Return the median CPU and wall microseconds per record of decoding ``values`` at once.
 
@@ -141,7 +148,7 @@ def measure(
         codec.column_decoder = lambda *args: None  # type: ignore[method-assign]
     try:
         decoding._columns.cache_clear()
-        batch, plan = _batch(values), _plan(mode)
+        batch, plan = _batch(values), _plan(mode, framing)
         decode_batch(batch, plan)  # build the decoders, warm the caches
         cpu, wall = [], []
         for _ in range(runs):
@@ -157,7 +164,7 @@ def measure(
     return statistics.median(cpu) * per_record, statistics.median(wall) * per_record
 
 
-def _cases(records: int) -> list[tuple[str, list[bytes | None], DecodeMode, bool]]:
+def _cases(records: int) -> list[tuple[str, list[bytes | None], DecodeMode, bool, Framing]]:
     clean: list[bytes | None] = [order_json(i) for i in range(records)]
     short, epoch = list(clean), list(clean)
     for index in range(0, records, 100):
@@ -167,12 +174,16 @@ def _cases(records: int) -> list[tuple[str, list[bytes | None], DecodeMode, bool
         epoch[index] = json.dumps(order | {"created_at": 1_709_294_400 + index}).encode()
     bad = list(clean)
     bad[records // 2] = b'{"order_id": "twelve"}'
+    framed: list[bytes | None] = [frame(1, value) for value in clean if value is not None]
+    plain, failfast, permissive = Framing.NONE, DecodeMode.FAILFAST, DecodeMode.PERMISSIVE
     return [
-        ("bulk", clean, DecodeMode.FAILFAST, True),
-        ("record-by-record", clean, DecodeMode.FAILFAST, False),
-        ("bulk, 1% short dates", short, DecodeMode.FAILFAST, True),
-        ("bulk, 1% epoch timestamps", epoch, DecodeMode.FAILFAST, True),
-        ("bulk, 1 bad record (PERMISSIVE)", bad, DecodeMode.PERMISSIVE, True),
+        ("bulk", clean, failfast, True, plain),
+        ("record-by-record", clean, failfast, False, plain),
+        ("bulk, registry-framed", framed, failfast, True, Framing.CONFLUENT),
+        ("record-by-record, registry-framed", framed, failfast, False, Framing.CONFLUENT),
+        ("bulk, 1% short dates", short, failfast, True, plain),
+        ("bulk, 1% epoch timestamps", epoch, failfast, True, plain),
+        ("bulk, 1 bad record (PERMISSIVE)", bad, permissive, True, plain),
     ]
 
 
@@ -185,9 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [len(order_json(i)) for i in range(1000)]
     print(f"{args.records:,} records per batch, {sum(sizes) / len(sizes):.0f} bytes each")
     print("| case | CPU µs per record | wall µs per record |\n|---|--:|--:|")
-    for name, values, mode, bulk in _cases(args.records):
+    for name, values, mode, bulk, framing in _cases(args.records):
         try:
-            cpu, wall = measure(values, mode, args.runs, bulk)
+            cpu, wall = measure(values, mode, args.runs, bulk, framing)
         except RecordDecodeError:  # an older checkout that does not read Spark's short dates
             print(f"| {name} | refused | refused |")
             continue
