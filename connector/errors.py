@@ -8,6 +8,7 @@ that raised them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kafka_rescalable.state.errors import KafkaRescalableError
 
@@ -199,11 +200,14 @@ class PayloadDecodeError(KafkaSourceError, ValueError):
 
     Raised by a decoder for one payload; the source turns it into a :class:`RecordDecodeError`
     naming the record (``FAILFAST``) or into that record's ``decodeError`` (``PERMISSIVE``).
+    ``partial`` is what the decoder could read of it, kept as the value under ``PERMISSIVE``
+    (``json`` keeps the fields that were read, as ``from_json`` does); ``None`` keeps nothing.
     """
 
-    def __init__(self, reason: str, schema_id: int | None = None) -> None:
+    def __init__(self, reason: str, schema_id: int | None = None, partial: Any = None) -> None:
         self.reason = reason
         self.schema_id = schema_id
+        self.partial = partial
         super().__init__(reason)
 
 

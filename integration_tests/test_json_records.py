@@ -2,7 +2,10 @@
 
 Expected rows come from a plain confluent-kafka consumer and ``json.loads`` (or the library's
 ``JSONDeserializer`` for registry-framed records), compared record by record at each
-``(partition, offset)``; the DDL case is also checked against Spark's own ``from_json``.
+``(partition, offset)``; the DDL case is also checked against Spark's own ``from_json``, and so
+are records ``from_json`` reads in its own ways (partial structs, Spark's date forms, integers
+out of range...), with the few it reads that the source refuses on purpose
+(docs/reference/json-vs-from_json.md).
 """
 
 from __future__ import annotations
@@ -141,6 +144,119 @@ def test_json_with_a_ddl_schema_equals_a_plain_consumer_and_from_json(
         "partition", "offset", F.from_json(F.col("value").cast("string"), DDL).alias("value")
     )
     assert _flat(spark_json) == expected
+
+
+WIDE = (
+    "id BIGINT, n INT, b TINYINT, d DATE, t TIMESTAMP, x DECIMAL(10, 2), f DOUBLE, s STRING, "
+    "c STRUCT<x: BIGINT, y: STRING>, a ARRAY<STRUCT<x: BIGINT, y: STRING>>, l ARRAY<BIGINT>, "
+    "m MAP<STRING, BIGINT>"
+)
+AGREED = [
+    '{"id": "12", "s": "n"}',  # from_json keeps the other fields
+    "null",  # a struct of nulls (FAILFAST: refused)
+    "",  # null, no failure
+    "nope",
+    '[{"id": 1}]',
+    '{"id": 9223372036854775808, "s": "x"}',
+    '{"n": 3000000000, "id": 1}',
+    '{"n": -2147483648}',
+    '{"d": "2024-1-2"}',
+    '{"d": "2024"}',
+    '{"d": " 2024-01-02T03:04:05+05:00"}',
+    '{"d": "2024-02-30"}',
+    '{"d": "2024-01-02GMT"}',
+    '{"t": "2024-01-02 3:4:5"}',
+    '{"t": "2024-01-02T03:04:05+0530"}',
+    '{"t": "2024-01-02T03:04:05 PST"}',
+    '{"t": "2024-01-02T03:04:05GMT+1"}',
+    '{"t": "2024-01-02T03:04:05.123456789Z"}',
+    '{"t": 1700000000}',
+    '{"t": 1700000000.5}',
+    '{"t": "yesterday"}',
+    '{"x": 1.235}',
+    '{"x": "1,234.5"}',
+    '{"x": " 1.5"}',
+    '{"x": 123456789.1}',
+    '{"f": "NaN"}',
+    '{"f": "+INF"}',
+    '{"f": "INF"}',
+    '{"f": -0}',
+    '{"f": 1e400}',
+    '{"s": 12345678.9}',
+    '{"s": {"a": [1.5e10, 2, "\\u2028"]}}',
+    '{"s": true}',
+    '{"c": {"x": "1", "y": "a"}, "s": "k"}',
+    '{"a": [{"x": "1", "y": "a"}, {"x": 2, "y": "b"}]}',
+    '{"a": [1], "s": "k"}',
+    '{"l": [1, "2"], "s": "k"}',
+    '{"m": {"a": 1, "b": "x"}, "s": "k"}',
+    '{\n  "id": 3,\n  "s": "pretty"\n}',
+    '{"id": 1, "id": 2}',
+    '\ufeff{"id": 1}',
+]
+REFUSED = [  # from_json reads these without a failure; see docs/reference/json-vs-from_json.md
+    '{"b": 128}',  # wrapped around to -128
+    '{"d": "123"}',  # 123 days after 1970-01-01
+    '{"d": "-5"}',
+    '{"f": +INF}',  # not JSON
+    '{"s": "\\ud800"}',  # a lone surrogate, read as "?"
+    "{'id': 1}",  # single quotes
+    '{"id": 1} trailing',  # what follows the object is ignored
+    '{"t": "03:04:05"}',  # a time of the day the query runs
+]
+
+
+def _clean(i: int) -> str:
+    return json.dumps(
+        {
+            "id": i,
+            "n": -i,
+            "b": i % 100,
+            "d": f"2024-03-{1 + i % 28:02d}",
+            "t": f"2024-03-01T12:00:{i % 60:02d}.{i:03d}Z",
+            "x": f"{i}.{i % 100:02d}",
+            "f": i / 8,
+            "s": f"ü{i}",
+            "c": {"x": i, "y": "c"},
+            "a": [{"x": i, "y": "a"}],
+            "l": list(range(i % 4)),
+        }
+    )
+
+
+def test_json_reads_records_as_spark_from_json_reads_them(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str
+) -> None:
+    create_topic(kafka_bootstrap, topic_name, partitions=2)
+    odd = [Record(value=text.encode(), partition=0) for text in AGREED + REFUSED]
+    clean = [Record(value=_clean(i).encode(), partition=1) for i in range(50)]  # read in bulk
+    produce(kafka_bootstrap, topic_name, odd + clean)
+    ours = batch_read(
+        spark,
+        OUR_FORMAT,
+        kafka_bootstrap,
+        topic_name,
+        valueFormat="json",
+        valueSchema=WIDE,
+        mode="PERMISSIVE",
+    ).select("partition", "offset", F.to_json("value"), F.col("decodeError").isNotNull())
+    spark_json = F.from_json(F.col("value").cast("string"), f"{WIDE}, _corrupt_record STRING")
+    raw = batch_read(spark, OUR_FORMAT, kafka_bootstrap, topic_name).select(
+        "partition",
+        "offset",
+        F.to_json(spark_json.dropFields("_corrupt_record")),
+        spark_json.getField("_corrupt_record").isNotNull(),
+    )
+    read = {(r[0], r[1]): (r[2], r[3]) for r in ours.collect()}
+    expected = {(r[0], r[1]): (r[2], r[3] is True) for r in raw.collect()}
+    assert len(read) == len(expected) == len(AGREED) + len(REFUSED) + 50
+    refused = {(0, len(AGREED) + i) for i in range(len(REFUSED))}
+    assert {key: read[key] for key in read if key not in refused} == {
+        key: expected[key] for key in expected if key not in refused
+    }
+    for key in sorted(refused):
+        assert read[key][1] and not expected[key][1], REFUSED[key[1] - len(AGREED)]
+    assert sum(failed for _, failed in read.values()) > 20  # the comparison covers failures
 
 
 def test_registry_framed_json_reads_with_the_subjects_latest_schema(

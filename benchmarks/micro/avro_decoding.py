@@ -130,7 +130,7 @@ def _check_native(plan: DecodePlan, batch: pa.RecordBatch, case: str) -> None:
 
     (reader,) = plan.readers
     arrow_type = to_arrow_type(reader.spark_type, timezone="UTC")
-    bulk = CODEC.bulk_decoder(reader, arrow_type, plan.registry)
+    bulk = CODEC.column_decoder(reader, reader.spark_type, arrow_type, plan.registry)
     with _path("native"):
         if bulk is None or bulk(batch.column(1)) is None:
             msg = f"{case}: the native core handed the batch to the pure-Python decoders"

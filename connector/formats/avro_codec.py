@@ -37,7 +37,7 @@ from kafka_rescalable.formats.avro.types import (
 from kafka_rescalable.formats.avro.values import has_struct_union, value_converter, writer_converter
 from kafka_rescalable.formats.avro.writer_schema import avro_schema_of
 from kafka_rescalable.formats.codec import (
-    BulkDecoder,
+    ColumnDecoder,
     Decoder,
     Encoder,
     FormatCodec,
@@ -108,9 +108,13 @@ class _AvroCodec(FormatCodec):
             writers = functools.partial(_writer_schema, settings)
         return _build_decoder(reader_schema, reader.payload.framing, writers)
 
-    def bulk_decoder(
-        self, reader: ReaderSchema, arrow_type: pa.DataType, registry: RegistrySettings | None
-    ) -> BulkDecoder | None:
+    def column_decoder(
+        self,
+        reader: ReaderSchema,
+        spark_type: DataType,
+        arrow_type: pa.DataType,
+        registry: RegistrySettings | None,
+    ) -> ColumnDecoder | None:
         from kafka_rescalable.formats.avro.native import native_decoder
 
         assert isinstance(reader.definition, str)

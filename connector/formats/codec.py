@@ -23,7 +23,7 @@ from kafka_rescalable.errors import MissingExtraError
 from kafka_rescalable.formats.options import PayloadFormat, PayloadOptions, RegistrySettings
 
 __all__ = [
-    "BulkDecoder",
+    "ColumnDecoder",
     "Decoder",
     "Encoder",
     "FormatCodec",
@@ -39,10 +39,13 @@ It raises :class:`~kafka_rescalable.errors.PayloadDecodeError` for a payload it 
 other exception is taken as a decoding failure of that payload too.
 """
 
-BulkDecoder = Callable[[pa.Array], "pa.Array | None"]
-"""A whole column of payloads in, the decoded column in the Arrow type Spark declared out;
-``None`` when this batch must be decoded payload by payload (the slow path, which then names
-the record that fails and says why)."""
+ColumnDecoder = Callable[[pa.Array], pa.Array | None]
+"""A whole column of payloads in (binary, nulls for null payloads), the typed column out.
+
+It must give exactly what the column's :data:`Decoder` gives record by record; it returns
+``None`` for a batch it does not decode whole (a record that fails, a case it cannot prove
+equal), which is then decoded record by record, where failures are named and ``mode`` applies.
+"""
 
 Encoder = Callable[[Any], bytes]
 """One row's value (as ``pyarrow``'s ``to_pylist`` gives it) in, the payload out."""
@@ -123,17 +126,19 @@ class FormatCodec(ABC):
     ) -> Decoder:
         """Build the decoder on an executor; ``spark_type`` is the type Spark handed back."""
 
-    def bulk_decoder(
+    def column_decoder(
         self,
         reader: ReaderSchema,
+        spark_type: DataType,
         arrow_type: pa.DataType,
         registry: RegistrySettings | None,
-    ) -> BulkDecoder | None:
-        """Build a decoder of whole columns on an executor; ``None``: payload by payload only.
+    ) -> ColumnDecoder | None:
+        """Build the decoder of whole columns, on an executor; ``None``: record by record only.
 
-        ``arrow_type`` is the Arrow type of the Spark type handed back. A format whose payloads
-        a native core decodes in bulk overrides this; the per-payload :meth:`decoder` stays
-        the slow path with the same contract.
+        ``arrow_type`` is the Arrow type of ``spark_type``, the type Spark handed back. A
+        format that can decode a batch's payloads at once (the native Avro core, pyarrow's
+        JSON reader) overrides this; the per-payload :meth:`decoder` stays the slow path with
+        the same contract, and names the record that fails.
         """
         return None
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 import pyarrow as pa
 
 from kafka_rescalable.errors import PayloadDecodeError, RecordDecodeError, SchemaRegistryError
-from kafka_rescalable.formats.codec import BulkDecoder, Decoder, ReaderSchema, codec_for
+from kafka_rescalable.formats.codec import ColumnDecoder, Decoder, ReaderSchema, codec_for
 from kafka_rescalable.formats.options import DecodeMode, RegistrySettings
 
 __all__ = ["DECODE_ERROR_COLUMN", "DecodePlan", "decode_batch"]
@@ -44,8 +44,8 @@ class _Column:
     name: str
     arrow_type: pa.DataType
     decode: Decoder
-    bulk: BulkDecoder | None = None
-    """Decodes the whole column at once where it can (a native core); else ``decode`` does."""
+    decode_column: ColumnDecoder | None
+    """Decodes the whole column at once where it can; else ``decode`` does, record by record."""
 
 
 @functools.cache
@@ -63,7 +63,7 @@ def _columns(plan: DecodePlan) -> tuple[_Column, ...]:
                 reader.payload.column,
                 arrow_type,
                 codec.decoder(reader, spark_type, plan.registry),
-                codec.bulk_decoder(reader, arrow_type, plan.registry),
+                codec.column_decoder(reader, spark_type, arrow_type, plan.registry),
             )
         )
     return tuple(built)
@@ -84,13 +84,12 @@ def decode_batch(batch: pa.RecordBatch, plan: DecodePlan) -> pa.RecordBatch:
     arrays = list(batch.columns)
     for column in _columns(plan):
         index = names.index(column.name)
-        decoded = None if column.bulk is None else column.bulk(arrays[index])
-        if decoded is not None:  # the whole column decoded; else the slow path says why not
-            arrays[index] = decoded
-            continue
-        payloads = arrays[index].to_pylist()
-        values = _decode_all(batch, column, payloads, reasons, permissive)
-        arrays[index] = _to_arrow(batch, column, values, reasons, permissive)
+        whole = None if column.decode_column is None else column.decode_column(arrays[index])
+        if whole is None:
+            payloads = arrays[index].to_pylist()
+            values = _decode_all(batch, column, payloads, reasons, permissive)
+            whole = _to_arrow(batch, column, values, reasons, permissive)
+        arrays[index] = whole
     fields = [pa.field(name, array.type) for name, array in zip(names, arrays, strict=True)]
     if permissive:
         arrays.append(pa.array(reasons, pa.string()))
@@ -120,7 +119,7 @@ def _decode_all(
             raise
         except Exception as error:  # noqa: BLE001 - any failure of a library's decoder
             _refuse(batch, row, column.name, error, reasons, permissive)
-            append(None)
+            append(error.partial if isinstance(error, PayloadDecodeError) else None)
     return values
 
 

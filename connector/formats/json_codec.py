@@ -15,10 +15,18 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql.types import DataType
 
 from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
-from kafka_rescalable.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
+from kafka_rescalable.formats.codec import (
+    ColumnDecoder,
+    Decoder,
+    Encoder,
+    FormatCodec,
+    ReaderSchema,
+    WriterColumn,
+)
 from kafka_rescalable.formats.json_types import (
     check_ddl,
     column_ddl,
@@ -27,7 +35,7 @@ from kafka_rescalable.formats.json_types import (
     spark_type_of,
     to_ddl,
 )
-from kafka_rescalable.formats.json_values import reader_for, writer_for
+from kafka_rescalable.formats.json_values import column_reader_for, reader_for, writer_for
 from kafka_rescalable.formats.options import Framing, PayloadOptions, RegistrySettings
 from kafka_rescalable.formats.registry import (
     latest_version,
@@ -94,9 +102,27 @@ class _JsonCodec(FormatCodec):
             try:
                 return read(bytes(body))
             except PayloadDecodeError as error:
-                raise PayloadDecodeError(error.reason, schema_id) from None
+                raise PayloadDecodeError(error.reason, schema_id, error.partial) from None
 
         return decode
+
+    def column_decoder(
+        self,
+        reader: ReaderSchema,
+        spark_type: DataType,
+        arrow_type: pa.DataType,
+        registry: RegistrySettings | None,
+    ) -> ColumnDecoder | None:
+        """Decode JSON text a column at a time where that gives the same values.
+
+        Registry-framed payloads lose their header first, each writer schema id in the batch
+        checked to exist once, as :meth:`decoder` checks it.
+        """
+        framed = reader.payload.framing is not Framing.NONE
+        try:
+            return column_reader_for(spark_type, _KnownIds(registry).check if framed else None)
+        except ValueError:
+            return None  # decoder() names the option for a type from_json cannot read
 
     def encoder(self, column: WriterColumn) -> Encoder:
         to_value, dumps = writer_for(column.spark_type)

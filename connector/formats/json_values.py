@@ -1,76 +1,58 @@
-"""JSON values and Spark's Python values, both ways, by the rules of ``from_json`` / ``to_json``.
+"""JSON text to Spark's Python values, by the rules of ``from_json`` (and back, re-exported).
 
 :func:`reader_for` builds, once per Spark type, a function from a payload's JSON text to the
 value ``pa.array`` takes for that type. It reads as ``from_json`` does: a missing field is null,
-an unknown field is ignored, names match case-sensitively, a string column takes any JSON value
-as its JSON text, a timestamp takes an ISO-8601 string or whole epoch seconds, a decimal a number
-or a string (rounded half up to its scale). Where ``from_json`` would give null for a value of the
-wrong type (``"12"`` for a ``BIGINT``), this raises
-:class:`~kafka_rescalable.errors.PayloadDecodeError`
-naming the field, so ``mode`` decides: nothing turns null silently.
+an unknown field is ignored, names match case-sensitively, a string field takes any JSON value
+as its JSON text (:mod:`~kafka_rescalable.formats.json_text`), dates and timestamps are read by
+Spark's own lenient grammar (:mod:`~kafka_rescalable.formats.json_times`), a decimal takes a
+number or a numeric string (commas dropped), rounded half up to its scale, an empty payload is
+null. Where ``from_json`` gives null for a value it cannot read (``"12"`` for a ``BIGINT``, an
+integer out of the type's range, text that is not JSON), this raises
+:class:`~kafka_rescalable.errors.PayloadDecodeError` naming every field that failed, so ``mode``
+decides, and carrying in ``partial`` what ``from_json`` keeps under ``PERMISSIVE``: the fields
+that were read, the failed ones null (all of them when the text is not a JSON object).
 
-:func:`writer_for` goes back, as ``to_json`` writes: timestamps as ISO-8601 UTC with
-milliseconds, dates as ISO dates, binary as base64, decimals as exact numbers, NaN and the
-infinities as strings, null fields left out.
+:func:`column_reader_for` decodes a whole column at once where it provably gives the same
+values (:mod:`~kafka_rescalable.formats.json_bulk`).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import math
+import re
 from collections.abc import Callable, Iterable
-from datetime import UTC, date, datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
+import pyarrow as pa
 import pyspark.sql.types as T
 
-from kafka_rescalable.errors import KafkaSourceError, PayloadDecodeError
+from kafka_rescalable.errors import PayloadDecodeError
+from kafka_rescalable.formats.json_bulk import bulk_decoder, unframed
+from kafka_rescalable.formats.json_leaves import Convert, Mismatch, leaf_reader
+from kafka_rescalable.formats.json_writer import has_decimal, writer_for
 
-__all__ = ["reader_for", "writer_for"]
+__all__ = ["column_reader_for", "reader_for", "writer_for"]
 
-_Convert = Callable[[Any], Any]
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_NON_NUMBERS = {
-    "NaN": math.nan,
-    "Infinity": math.inf,
-    "+Infinity": math.inf,
-    "-Infinity": -math.inf,
-    "INF": math.inf,
-    "+INF": math.inf,
-    "-INF": -math.inf,
-}
+_Salvage = Callable[[Any, str, list[str]], Any]
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class _Mismatch(KafkaSourceError):
-    """A JSON value that does not fit its Spark type; ``path`` grows as it goes up."""
+def column_reader_for(
+    spark_type: T.DataType, check_id: Callable[[int], None] | None = None
+) -> Callable[[pa.Array], pa.Array | None] | None:
+    """Build the whole-column decoder of ``spark_type``, or ``None`` where there is none.
 
-    def __init__(self, expected: str, value: Any) -> None:
-        super().__init__(expected)
-        self.expected = expected
-        self.value = value
-        self.path: list[str] = []
-
-    def describe(self) -> str:
-        where = "".join(reversed(self.path)).lstrip(".") or "the value"
-        shown = json.dumps(self.value, default=str)
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        return f"{where}: expected {self.expected}, got {_json_kind(self.value)} {shown}"
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float | Decimal):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
+    It returns the column it decoded, equal to what :func:`reader_for` gives record by record,
+    or ``None`` when the batch has a record that does not decode (then decode it record by
+    record, for the reasons and ``mode``). With ``check_id``, the payloads are registry-framed
+    and ``check_id`` checks each writer schema id they name.
+    """
+    decode = bulk_decoder(spark_type, reader_for(spark_type))
+    if decode is None or check_id is None:
+        return decode
+    return unframed(decode, check_id)
 
 
 def reader_for(spark_type: T.DataType) -> Callable[[bytes | str], Any]:
@@ -82,20 +64,51 @@ def reader_for(spark_type: T.DataType) -> Callable[[bytes | str], Any]:
         At build time, for a type ``from_json`` does not read either (a map with non-string
         keys, an interval).
     """
-    convert, fast = _converter(spark_type)
-    loads = _exact_loads if _has_decimal(spark_type) else json.loads
+    convert, fast, bounds = _converter(spark_type)
+    if bounds is not None:
+        fast = None  # an integer at the top is checked against its range too
+    salvage = _salvager(spark_type)
+    container = isinstance(spark_type, T.StructType | T.ArrayType | T.MapType)
+    empty = dict.fromkeys(spark_type.names) if isinstance(spark_type, T.StructType) else None
+    one_struct = isinstance(spark_type, T.ArrayType) and isinstance(
+        spark_type.elementType, T.StructType
+    )
+    decimals = has_decimal(spark_type)
 
-    def read(text: bytes | str) -> Any:
+    def read(payload: bytes | str) -> Any:
         try:
-            value = loads(text)
-        except (ValueError, UnicodeDecodeError) as error:
-            raise PayloadDecodeError(f"not JSON: {error}") from None
-        if value is None or type(value) is fast:
-            return value
+            text = payload if isinstance(payload, str) else payload.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise PayloadDecodeError(f"not JSON: {error}", partial=empty) from None
         try:
-            return convert(value)
-        except _Mismatch as mismatch:
-            raise PayloadDecodeError(mismatch.describe()) from None
+            value = (_exact_loads if decimals else json.loads)(text)
+        except ValueError as error:
+            if not text.strip(" \t\n\r"):
+                return None  # an empty payload, as from_json reads it
+            raise PayloadDecodeError(f"not JSON: {error}", partial=empty) from None
+        except RecursionError:
+            raise PayloadDecodeError("not JSON: nested too deeply", partial=empty) from None
+        if value is None and not container:
+            return None
+        if one_struct and type(value) is dict:
+            value = [value]  # from_json reads one object as an array of one struct
+        try:
+            result = value if type(value) is fast else convert(value)
+        except Mismatch as mismatch:
+            reasons: list[str] = []
+            try:
+                result = salvage(value, "", reasons)
+            except Mismatch as whole:
+                result, reasons = empty, [whole.describe()]
+            result = _check_strings(text, result, reasons)
+            reason = "; ".join(reasons) or mismatch.describe()
+            raise PayloadDecodeError(reason, partial=result) from None
+        if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+            reasons = []
+            result = _check_strings(text, result, reasons)
+            if reasons:
+                raise PayloadDecodeError("; ".join(reasons), partial=result)
+        return result
 
     return read
 
@@ -103,103 +116,118 @@ def reader_for(spark_type: T.DataType) -> Callable[[bytes | str], Any]:
 _DECIMAL_DECODER = json.JSONDecoder(parse_float=Decimal)
 
 
-def _exact_loads(text: bytes | str) -> Any:
+def _exact_loads(text: str) -> Any:
     """Parse with fractional numbers as Decimal: a decimal column needs their exact digits."""
-    return _DECIMAL_DECODER.decode(text if isinstance(text, str) else text.decode("utf-8"))
+    return _DECIMAL_DECODER.decode(text)
 
 
-def _has_decimal(spark_type: T.DataType) -> bool:
-    if isinstance(spark_type, T.DecimalType):
-        return True
+def _check_strings(text: str, value: Any, reasons: list[str], path: str = "") -> Any:
+    r"""Null the strings holding a lone surrogate (``"\\ud800"``), which no UTF-8 column holds.
+
+    ``from_json`` writes ``?`` in their place; here the field fails, named in ``reasons``.
+    """
+    if not _SURROGATE_ESCAPE.search(text):
+        return value
+    if type(value) is str:
+        if _SURROGATE.search(value):
+            reasons.append(f"{path.lstrip('.') or 'the value'}: a lone UTF-16 surrogate escape")
+            return None
+        return value
+    if type(value) is list:
+        return [_check_strings(text, v, reasons, f"{path}[{i}]") for i, v in enumerate(value)]
+    if type(value) is dict:
+        return {k: _check_strings(text, v, reasons, f"{path}.{k}") for k, v in value.items()}
+    return value
+
+
+def _converter(spark_type: T.DataType) -> tuple[Convert, type | None, tuple[int, int] | None]:
+    """Return ``(convert, fast, bounds)``: a value of type ``fast`` (within ``bounds``) is kept."""
     if isinstance(spark_type, T.StructType):
-        return any(_has_decimal(field.dataType) for field in spark_type.fields)
+        return _struct(spark_type), None, None
     if isinstance(spark_type, T.ArrayType):
-        return _has_decimal(spark_type.elementType)
+        return _array(spark_type), None, None
     if isinstance(spark_type, T.MapType):
-        return _has_decimal(spark_type.valueType)
-    return False
+        return _map(spark_type), None, None
+    return leaf_reader(spark_type)
 
 
-def _converter(spark_type: T.DataType) -> tuple[_Convert, type | None]:
-    """Return ``(convert, fast)``: a value whose type is exactly ``fast`` needs no conversion."""
-    if isinstance(spark_type, T.StructType):
-        return _struct(spark_type), None
-    if isinstance(spark_type, T.ArrayType):
-        return _array(spark_type), None
-    if isinstance(spark_type, T.MapType):
-        return _map(spark_type), None
-    if isinstance(spark_type, T.DecimalType):
-        return _decimal(spark_type), None
-    for types, found in _LEAVES:
-        if isinstance(spark_type, types):
-            return found
-    msg = f"from_json has no JSON form for {spark_type.simpleString()}"
-    raise ValueError(msg)
-
-
-def _struct(spark_type: T.StructType) -> _Convert:
-    fields = tuple((field.name, *_converter(field.dataType)) for field in spark_type.fields)
+def _struct(spark_type: T.StructType) -> Convert:
+    fields, ints = [], []
+    for field in spark_type.fields:
+        convert, fast, bounds = _converter(field.dataType)
+        if bounds is None:
+            fields.append((field.name, convert, fast))
+        else:
+            ints.append((field.name, convert, *bounds))
 
     def convert(value: Any) -> dict[str, Any]:
         if type(value) is not dict:
-            raise _Mismatch("an object", value)
+            raise Mismatch("an object", value)
         get = value.get
         out = {}
         for name, field_convert, fast in fields:
             item = get(name)
             fits = item is None or type(item) is fast  # _fits inline: once per field and record
             out[name] = item if fits else _nested(field_convert, item, ".{}", name)
+        for name, field_convert, low, high in ints:
+            item = get(name)
+            fits = item is None or (type(item) is int and low <= item <= high)
+            out[name] = item if fits else _nested(field_convert, item, ".{}", name)
         return out
 
     return convert
 
 
-def _array(spark_type: T.ArrayType) -> _Convert:
-    element, fast = _converter(spark_type.elementType)
+def _array(spark_type: T.ArrayType) -> Convert:
+    element, fast, bounds = _converter(spark_type.elementType)
 
     def convert(value: Any) -> list[Any]:
         if type(value) is not list:
-            raise _Mismatch("an array", value)
-        if _all_fit(value, fast):
+            raise Mismatch("an array", value)
+        if _all_fit(value, fast, bounds):
             return value
+        keep = None if bounds is not None else fast
         return [
-            item if _fits(item, fast) else _nested(element, item, "[{}]", index)
+            item if item is None or type(item) is keep else _nested(element, item, "[{}]", index)
             for index, item in enumerate(value)
         ]
 
     return convert
 
 
-def _map(spark_type: T.MapType) -> _Convert:
+def _map(spark_type: T.MapType) -> Convert:
     if not isinstance(spark_type.keyType, T.StringType):
         msg = f"a JSON object's keys are strings: {spark_type.simpleString()} cannot be read"
         raise ValueError(msg)
-    element, fast = _converter(spark_type.valueType)
+    element, fast, bounds = _converter(spark_type.valueType)
 
     def convert(value: Any) -> dict[str, Any]:
         if type(value) is not dict:
-            raise _Mismatch("an object", value)
-        if _all_fit(value.values(), fast):
+            raise Mismatch("an object", value)
+        if _all_fit(value.values(), fast, bounds):
             return value
+        keep = None if bounds is not None else fast
         return {
-            key: item if _fits(item, fast) else _nested(element, item, "[{!r}]", key)
+            key: item
+            if item is None or type(item) is keep
+            else _nested(element, item, "[{!r}]", key)
             for key, item in value.items()
         }
 
     return convert
 
 
-def _fits(item: Any, fast: type | None) -> bool:
-    """Say whether ``item`` is kept as it is: a null, or exactly of type ``fast``."""
-    return item is None or type(item) is fast
-
-
-def _all_fit(items: Iterable[Any], fast: type | None) -> bool:
+def _all_fit(items: Iterable[Any], fast: type | None, bounds: tuple[int, int] | None) -> bool:
     """Say whether every item is null or of type ``fast``: the container needs no conversion."""
-    return fast is not None and all(type(item) is fast or item is None for item in items)
+    if fast is None or not all(type(item) is fast or item is None for item in items):
+        return False
+    if bounds is None:
+        return True
+    numbers = [item for item in items if item is not None]
+    return not numbers or (bounds[0] <= min(numbers) and max(numbers) <= bounds[1])
 
 
-def _nested(convert: _Convert, item: Any, place: str, key: Any) -> Any:
+def _nested(convert: Convert, item: Any, place: str, key: Any) -> Any:
     """Convert a field's, element's or map value's ``item``; a mismatch learns where it was.
 
     ``place`` formats ``key`` as the path step (``.name``, ``[3]``, ``['k']``), only on a
@@ -207,177 +235,75 @@ def _nested(convert: _Convert, item: Any, place: str, key: Any) -> Any:
     """
     try:
         return convert(item)
-    except _Mismatch as mismatch:
+    except Mismatch as mismatch:
         mismatch.path.append(place.format(key))
         raise
 
 
-def _decimal(spark_type: T.DecimalType) -> _Convert:
-    step = Decimal(1).scaleb(-spark_type.scale)
-    limit = Decimal(10) ** (spark_type.precision - spark_type.scale)
-    expected = f"a number fitting DECIMAL({spark_type.precision}, {spark_type.scale})"
+def _salvager(spark_type: T.DataType) -> _Salvage:
+    """Build what keeps of a value that failed what ``from_json`` keeps (``PERMISSIVE``).
 
-    def convert(value: Any) -> Decimal:
-        kind = type(value)
-        try:
-            if kind is Decimal or kind is int or kind is str:
-                number = Decimal(value).quantize(step, rounding=ROUND_HALF_UP)
-            elif kind is float:
-                number = Decimal(repr(value)).quantize(step, rounding=ROUND_HALF_UP)
-            else:
-                raise _Mismatch(expected, value)
-        except (InvalidOperation, ValueError):
-            raise _Mismatch(expected, value) from None
-        if not number.is_finite() or abs(number) >= limit:
-            raise _Mismatch(expected, value)
-        return number
-
-    return convert
-
-
-def _integer(value: Any) -> int:
-    raise _Mismatch("an integer", value)  # the fast path took every int; bool is no integer
-
-
-def _fractional(value: Any) -> float:
-    kind = type(value)
-    if kind is int or kind is Decimal:
-        return float(value)
-    if kind is str and value in _NON_NUMBERS:
-        return _NON_NUMBERS[value]
-    raise _Mismatch("a number", value)
-
-
-def _boolean(value: Any) -> bool:
-    raise _Mismatch("true or false", value)
-
-
-def _string(value: Any) -> str:
-    # from_json keeps any other JSON value of a string column as its JSON text.
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_number_text)
-
-
-def _number_text(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return float(value)
-    raise TypeError(type(value).__name__)
-
-
-def _binary(value: Any) -> bytes:
-    if type(value) is str:
-        try:
-            return base64.b64decode(value, validate=True)
-        except binascii.Error:
-            pass
-    raise _Mismatch("base64 text", value)
-
-
-def _timestamp(value: Any) -> datetime:
-    kind = type(value)
-    if kind is int:
-        return _EPOCH + timedelta(seconds=value)  # from_json: whole seconds since the epoch
-    if kind is str:
-        try:
-            parsed = datetime.fromisoformat(value)
-        except ValueError:
-            raise _Mismatch("an ISO-8601 timestamp", value) from None
-        # A time without an offset is UTC: from_json would take the session time zone.
-        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-    raise _Mismatch("an ISO-8601 timestamp or epoch seconds", value)
-
-
-def _local_timestamp(value: Any) -> datetime:
-    if type(value) is str:
-        try:
-            parsed = datetime.fromisoformat(value)
-        except ValueError:
-            parsed = None
-        if parsed is not None and parsed.tzinfo is None:
-            return parsed
-    raise _Mismatch("an ISO-8601 timestamp without offset", value)
-
-
-def _date(value: Any) -> date:
-    if type(value) is str:
-        try:
-            return datetime.fromisoformat(value).date()  # from_json drops a time of day too
-        except ValueError:
-            pass
-    raise _Mismatch("an ISO-8601 date", value)
-
-
-_LEAVES: tuple[tuple[type | tuple[type, ...], tuple[_Convert, type | None]], ...] = (
-    (T.StringType, (_string, str)),
-    ((T.LongType, T.IntegerType, T.ShortType, T.ByteType), (_integer, int)),
-    ((T.DoubleType, T.FloatType), (_fractional, float)),
-    (T.BooleanType, (_boolean, bool)),
-    (T.BinaryType, (_binary, None)),
-    (T.TimestampType, (_timestamp, None)),
-    (T.TimestampNTZType, (_local_timestamp, None)),
-    (T.DateType, (_date, None)),
-)
-
-
-def writer_for(spark_type: T.DataType) -> tuple[Callable[[Any], Any], Callable[[Any], str]]:
-    """Build ``(to_json_value, dumps)`` for a column of ``spark_type``.
-
-    ``to_json_value`` turns a value as pyarrow's ``to_pylist`` gives it into plain JSON values
-    (decimals stay :class:`~decimal.Decimal`, so that validation sees numbers); ``dumps``
-    writes those as compact JSON text, decimals as exact numbers.
+    A struct keeps the fields that were read and nulls the others; an array or a map keeps its
+    elements when every failed one is itself a struct that kept something, else it fails whole
+    (raises). Each failure's reason is appended to the list it is given.
     """
-    return _plain(spark_type), _dumps if _has_decimal(spark_type) else _dumps_fast
-
-
-def _plain(spark_type: T.DataType) -> Callable[[Any], Any]:
+    convert, _, _ = _converter(spark_type)
     if isinstance(spark_type, T.StructType):
-        fields = tuple((field.name, _plain(field.dataType)) for field in spark_type.fields)
-        return lambda row: {
-            name: write(row[name]) for name, write in fields if row.get(name) is not None
-        }
-    if isinstance(spark_type, T.ArrayType):
-        element = _plain(spark_type.elementType)
-        return lambda items: [None if item is None else element(item) for item in items]
-    if isinstance(spark_type, T.MapType):
-        value = _plain(spark_type.valueType)
-        return lambda pairs: {
-            str(key): None if item is None else value(item)
-            for key, item in (pairs.items() if isinstance(pairs, dict) else pairs)
-        }
-    if isinstance(spark_type, T.TimestampType):
-        return _iso_utc
-    if isinstance(spark_type, T.TimestampNTZType):
-        return lambda value: value.isoformat(timespec="milliseconds")
-    if isinstance(spark_type, T.DateType):
-        return date.isoformat
-    if isinstance(spark_type, T.BinaryType):
-        return lambda value: base64.b64encode(value).decode("ascii")
-    if isinstance(spark_type, T.DoubleType | T.FloatType):
-        return _fractional_value
-    return lambda value: value
+        fields = [(f.name, _converter(f.dataType)[0], _salvager(f.dataType)) for f in spark_type]
+
+        def salvage_struct(value: Any, path: str, reasons: list[str]) -> dict[str, Any]:
+            if type(value) is not dict:
+                raise Mismatch("an object", value)
+            return {
+                name: _kept(convert, salvage, value.get(name), f"{path}.{name}", reasons)
+                for name, convert, salvage in fields
+            }
+
+        return salvage_struct
+    if isinstance(spark_type, T.ArrayType | T.MapType):
+        is_array = isinstance(spark_type, T.ArrayType)
+        inner = spark_type.elementType if is_array else spark_type.valueType
+        element, salvage = _converter(inner)[0], _salvager(inner)
+        kind, expected = (list, "an array") if is_array else (dict, "an object")
+
+        def salvage_container(value: Any, path: str, reasons: list[str]) -> Any:
+            if type(value) is not kind:
+                raise Mismatch(expected, value)
+            kept = {}
+            for key, item in enumerate(value) if is_array else value.items():
+                try:
+                    kept[key] = _element(element, salvage, item, f"{path}[{key!r}]", reasons)
+                except Mismatch as mismatch:
+                    mismatch.path.append(f"[{key!r}]")
+                    raise
+            return list(kept.values()) if is_array else kept
+
+        return salvage_container
+
+    def salvage_leaf(value: Any, path: str, reasons: list[str]) -> Any:
+        return convert(value)
+
+    return salvage_leaf
 
 
-def _fractional_value(value: float) -> float | str:
-    if math.isfinite(value):
-        return value
-    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+def _kept(convert: Convert, salvage: _Salvage, item: Any, path: str, reasons: list[str]) -> Any:
+    """Read a struct field's value, or what it keeps, or null it and record the reason."""
+    if item is None:
+        return None
+    known = len(reasons)
+    try:
+        return _element(convert, salvage, item, path, reasons)
+    except Mismatch as mismatch:
+        del reasons[known:]  # the field fails whole: its parts' reasons say less than this one
+        reasons.append(mismatch.describe(path))
+        return None
 
 
-def _iso_utc(value: datetime) -> str:
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
-
-
-def _dumps_fast(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _dumps(value: Any) -> str:
-    """Write JSON text with decimals as exact numbers, which ``json.dumps`` cannot."""
-    if isinstance(value, Decimal):
-        return format(value, "f")
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_dumps_fast(k)}:{_dumps(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(_dumps(v) for v in value) + "]"
-    return _dumps_fast(value)
+def _element(convert: Convert, salvage: _Salvage, item: Any, path: str, reasons: list[str]) -> Any:
+    """Read an element's value, or what it keeps; raise when it keeps nothing."""
+    if item is None:
+        return None
+    try:
+        return convert(item)
+    except Mismatch:
+        return salvage(item, path, reasons)

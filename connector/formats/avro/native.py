@@ -37,7 +37,7 @@ from kafka_rescalable.formats.avro.parity import (
     union_names_a_type,
 )
 from kafka_rescalable.formats.avro.types import without_ignored_logical_types
-from kafka_rescalable.formats.codec import BulkDecoder
+from kafka_rescalable.formats.codec import ColumnDecoder
 from kafka_rescalable.formats.options import Framing
 
 __all__ = ["NATIVE_ENV", "WriterText", "native_core", "native_decoder"]
@@ -85,7 +85,7 @@ def native_decoder(
     arrow_type: pa.DataType,
     framing: Framing,
     writer_text: WriterText | None,
-) -> BulkDecoder:
+) -> ColumnDecoder:
     """Build the bulk decoder of one column, on an executor, once per Python worker.
 
     Parameters

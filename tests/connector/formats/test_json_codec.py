@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pyarrow as pa
 import pytest
 from pyspark.sql.types import (
     ArrayType,
@@ -22,6 +23,7 @@ from pyspark.sql.types import (
 
 from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError
 from kafka_rescalable.formats.codec import WriterColumn, codec_for
+from kafka_rescalable.formats.json_values import column_reader_for
 from kafka_rescalable.formats.options import (
     Framing,
     PayloadFormat,
@@ -110,3 +112,33 @@ def test_json_takes_its_schema_from_the_registry_when_none_is_given() -> None:
     assert settings.value.schema is None and settings.value.framing is Framing.CONFLUENT
     with pytest.raises(InvalidOptionError, match="valueSchema.*schema.registry.url"):
         payload_settings(values, {})
+
+
+def test_framed_payloads_decode_a_column_at_a_time_as_record_by_record() -> None:
+    reader = CODEC.resolve(_payload("id BIGINT", framing=Framing.CONFLUENT), None, ["t"])
+    spark_type = StructType([StructField("id", LongType())])
+    decode = CODEC.decoder(reader, spark_type, None)
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    arrow_type = to_arrow_type(spark_type, timezone="UTC")
+    decode_column = CODEC.column_decoder(reader, spark_type, arrow_type, None)
+    assert decode_column is not None
+    payloads = [frame(42, b'{"id": 1}'), None, frame(7, b'{"id": 2}'), frame(7, b"")]
+    column = decode_column(pa.array(payloads, pa.binary()))
+    assert column is not None
+    assert column.to_pylist() == [None if p is None else decode(p) for p in payloads]
+    for bad in (b'{"id": 1}', b"\x00\x00", frame(7, b'{"id": "x"}')):  # record by record
+        assert decode_column(pa.array([frame(7, b'{"id": 3}'), bad], pa.binary())) is None
+
+
+def test_an_unknown_writer_schema_id_gives_a_framed_column_up() -> None:
+    known = {7}
+
+    def check(schema_id: int) -> None:
+        if schema_id not in known:
+            raise PayloadDecodeError(f"no schema id {schema_id}", schema_id)
+
+    decode_column = column_reader_for(StructType([StructField("id", LongType())]), check)
+    assert decode_column is not None
+    assert decode_column(pa.array([frame(7, b'{"id": 1}')], pa.binary())) is not None
+    assert decode_column(pa.array([frame(8, b'{"id": 1}')], pa.binary())) is None

@@ -73,7 +73,7 @@ def _bulk(decode_plan: DecodePlan, source: pa.RecordBatch) -> pa.Array | None:
     from pyspark.sql.pandas.types import to_arrow_type
 
     arrow_type = to_arrow_type(reader.spark_type, timezone="UTC")
-    bulk = CODEC.bulk_decoder(reader, arrow_type, decode_plan.registry)
+    bulk = CODEC.column_decoder(reader, reader.spark_type, arrow_type, decode_plan.registry)
     assert bulk is not None
     with decoding_path("native"):
         return bulk(source.column(1))
