@@ -59,9 +59,13 @@ def main(bootstrap: str, topic: str, out_topic: str, workdir: str) -> None:
     seen: dict[str, object] = {
         "module": importlib.util.find_spec("pyspark_kafka_rescalable").origin,
         "connector": importlib.util.find_spec("kafka_rescalable").origin,
-        # The distribution installs one import root: no generic top-level names.
+        # The distribution installs one import root: no generic top-level names in the venv
+        # (the job directory's own state.py and connector.py are found, from the cwd).
         "generic_names": [
-            name for name in ("connector", "state") if importlib.util.find_spec(name) is not None
+            name
+            for name in ("connector", "state")
+            if (spec := importlib.util.find_spec(name)) is not None
+            and (spec.origin or "").startswith(sys.prefix)
         ],
         "prefix": sys.prefix,
     }
