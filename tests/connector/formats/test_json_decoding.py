@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from pyspark.sql.types import DataType, IntegerType, LongType, StringType, StructField, StructType
 
@@ -17,30 +16,16 @@ from kafka_rescalable.errors import RecordDecodeError
 from kafka_rescalable.formats.codec import ReaderSchema
 from kafka_rescalable.formats.decoding import DecodePlan, decode_batch
 from kafka_rescalable.formats.options import DecodeMode, PayloadFormat, PayloadOptions
-from kafka_rescalable.schema import arrow_schema
+from tests.connector.formats.avro_batches import batch
 
 ORDER = StructType([StructField("id", LongType()), StructField("name", StringType())])
-
-
-def _batch(values: list[bytes | None]) -> pa.RecordBatch:
-    count = len(values)
-    columns = [
-        pa.nulls(count, pa.binary()),
-        pa.array(values, pa.binary()),
-        pa.array(["orders"] * count),
-        pa.array([0] * count, pa.int32()),
-        pa.array(range(count), pa.int64()),
-        pa.array([0] * count, pa.timestamp("us", tz="UTC")),
-        pa.array([0] * count, pa.int32()),
-    ]
-    return pa.RecordBatch.from_arrays(columns, schema=arrow_schema(False))
 
 
 def _decode(values: list[bytes | None], mode: DecodeMode, spark_type: DataType = ORDER) -> Any:
     payload = PayloadOptions("value", PayloadFormat.JSON, schema="ddl")
     reader = ReaderSchema(payload, "ddl", f"STRUCT<{spark_type.simpleString()}>")
     plan = DecodePlan((reader,), (spark_type.json(),), mode, None)
-    return decode_batch(_batch(values), plan).to_pydict()
+    return decode_batch(batch(values), plan).to_pydict()
 
 
 def test_permissive_keeps_what_from_json_keeps_with_the_reason() -> None:

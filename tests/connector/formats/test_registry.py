@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-import pyarrow as pa
 import pytest
 from pyspark.sql.types import LongType, StructField, StructType
 
@@ -26,6 +25,7 @@ from kafka_rescalable.formats.options import (
     payload_settings,
 )
 from kafka_rescalable.formats.registry import frame
+from tests.connector.formats.avro_batches import batch
 
 AVRO_SCHEMA = json.dumps(
     {"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"}]}
@@ -46,19 +46,6 @@ def _reader(fmt: PayloadFormat, schema: str, registry: RegistrySettings) -> obje
     return codec_for(fmt).resolve(payload, registry, ["orders"])
 
 
-def _batch(values: list[bytes]) -> pa.RecordBatch:
-    count = len(values)
-    return pa.RecordBatch.from_pydict(
-        {
-            "key": pa.array([None] * count, pa.binary()),
-            "value": pa.array(values, pa.binary()),
-            "topic": pa.array(["orders"] * count),
-            "partition": pa.array([0] * count, pa.int32()),
-            "offset": pa.array(range(count), pa.int64()),
-        }
-    )
-
-
 @pytest.mark.parametrize(
     ("fmt", "schema"), [(PayloadFormat.AVRO, AVRO_SCHEMA), (PayloadFormat.JSON, "id BIGINT")]
 )
@@ -70,7 +57,7 @@ def test_an_unreachable_registry_fails_a_permissive_batch_instead_of_nulls(
     plan = DecodePlan((reader,), (SPARK_TYPE.json(),), DecodeMode.PERMISSIVE, registry)  # type: ignore[arg-type]
     body = b"\x02" if fmt is PayloadFormat.AVRO else b'{"id": 1}'
     with pytest.raises(SchemaRegistryError) as failed:
-        decode_batch(_batch([frame(7, body), frame(7, body)]), plan)
+        decode_batch(batch([frame(7, body), frame(7, body)]), plan)
     message = str(failed.value)
     assert "http://127.0.0.1:9" in message
     assert "schema id 7" in message
