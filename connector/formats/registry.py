@@ -26,12 +26,19 @@ from kafka_rescalable.errors import (
     SchemaRegistryError,
 )
 from kafka_rescalable.formats.options import RegistrySettings
+from kafka_rescalable.formats.references import (
+    ReferencedSchema,
+    SchemaRef,
+    follow_references,
+    references_of,
+)
 
 __all__ = [
     "MAGIC_BYTE",
     "SERIALIZER_KEYS",
     "frame",
     "latest_version",
+    "referenced_schemas",
     "registry_client",
     "split_frame",
     "split_message_indexes",
@@ -225,6 +232,52 @@ def latest_version(registry: RegistrySettings, subject: str) -> Any | None:
     except Exception as error:  # noqa: BLE001 - httpx's connection errors, TLS errors, ...
         failure = error
     msg = unavailable(registry, f"the latest version of subject {subject!r}", failure)
+    raise SchemaRegistryError(msg) from failure
+
+
+def referenced_schemas(
+    registry: RegistrySettings, schema: Any, root: str, own: SchemaRef | None = None
+) -> tuple[ReferencedSchema, ...]:
+    """Fetch every schema ``schema`` (confluent-kafka's ``Schema``) references, dependencies first.
+
+    Each is asked by subject and version, soft-deleted versions included (as confluent-kafka's
+    own serializers ask: a version soft-deleted after another schema came to reference it
+    still defines that schema). The client caches them, once per Python worker.
+
+    Raises
+    ------
+    SchemaReferenceError
+        When a reference is missing or the references form a cycle, naming ``root``.
+    SchemaRegistryError
+        When the registry does not answer (see :func:`latest_version`).
+    """
+    return follow_references(
+        root, references_of(schema), lambda ref: _referenced(registry, ref), own
+    )
+
+
+def _referenced(registry: RegistrySettings, ref: SchemaRef) -> ReferencedSchema | None:
+    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
+
+    client = registry_client(registry)
+    try:
+        registered = client.get_version(ref.subject, ref.version, True)
+    except ClientError as error:
+        if error.http_status_code == _NOT_FOUND and error.error_code in _NO_SUCH_SUBJECT:
+            return None
+        failure: Exception = error
+    except Exception as error:  # noqa: BLE001 - httpx's connection errors, TLS errors, ...
+        failure = error
+    else:
+        schema = registered.schema
+        return ReferencedSchema(
+            ref.subject,
+            ref.version,
+            str(schema.schema_str),
+            str(schema.schema_type or "AVRO").upper(),
+            references_of(schema),
+        )
+    msg = unavailable(registry, f"the referenced {ref}", failure)
     raise SchemaRegistryError(msg) from failure
 
 
