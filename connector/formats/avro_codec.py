@@ -4,9 +4,10 @@ The reader schema is fixed on the driver: ``valueSchema`` inline, else the lates
 the registry subject (``valueSubject``, by default ``<topic>-value``). On the executors each
 framed payload is read with its writer schema, fetched by id once per Python worker (with the
 subjects it references, written into it by :mod:`kafka_rescalable.formats.avro.registered`, as
-for the reader schema), and resolved to the reader schema by fastavro (Avro's schema resolution: a field the writer lacks
-takes the reader's default, a field the reader lacks is skipped). Plain payloads are read with
-the reader schema as the writer's. :mod:`kafka_rescalable.formats.avro.types` maps the types,
+for the reader schema), and resolved to the reader schema by fastavro (Avro's schema
+resolution: a field the writer lacks takes the reader's default, a field the reader lacks is
+skipped). Plain payloads are read with the reader schema as the writer's.
+:mod:`kafka_rescalable.formats.avro.types` maps the types,
 :mod:`kafka_rescalable.formats.avro.native` decodes whole columns where the native core is
 installed.
 
