@@ -162,25 +162,6 @@ def test_json_record_round_trips_decoded_with_the_writer_schema_by_id(
     assert decoded == {"user": "ann", "count": 2}
 
 
-def test_a_built_registry_starts_without_maven(monkeypatch: pytest.MonkeyPatch) -> None:
-    built = registry_app()
-    java_only = os.path.dirname(os.path.realpath(find_java()))
-    monkeypatch.setenv("PATH", java_only)
-    monkeypatch.delenv("JAVA_HOME", raising=False)
-    assert registry_app() == built
-
-
-def test_a_taken_port_fails_naming_it() -> None:
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
-        holder.listen()
-        port = holder.getsockname()[1]
-        registry = LocalSchemaRegistry(port=port)
-        with pytest.raises(SchemaRegistryStartError, match=f"port {port} .* already in use"):
-            registry.start()
-        assert not registry.is_running
-
-
 # --- schema references: subjects that use other subjects' types -----------------------------
 
 _ADDRESS = {
@@ -371,3 +352,25 @@ def test_protobuf_imports_are_read_and_written_as_references(
     assert {message.id: (message.total.currency, message.total.units) for message in decoded} == {
         i: ("EUR", 10 * i) for i in range(_REFERENCED)
     }
+
+
+# --- the tool itself ---------------------------------------------------------------------------
+
+
+def test_a_built_registry_starts_without_maven(monkeypatch: pytest.MonkeyPatch) -> None:
+    built = registry_app()
+    java_only = os.path.dirname(os.path.realpath(find_java()))
+    monkeypatch.setenv("PATH", java_only)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    assert registry_app() == built
+
+
+def test_a_taken_port_fails_naming_it() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        registry = LocalSchemaRegistry(port=port)
+        with pytest.raises(SchemaRegistryStartError, match=f"port {port} .* already in use"):
+            registry.start()
+        assert not registry.is_running

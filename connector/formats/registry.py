@@ -7,16 +7,17 @@ the first message) after the id.
 
 The client: a framed payload's schema id means something only to the registry, so the Avro,
 JSON and Protobuf codecs ask the same client, made here once per Python worker and registry
-settings, through the two questions asked here: a writer schema by id (executors) and a
-subject's latest version (the driver). Both tell a registry that says "no such schema" (the
-record or the option is at fault) from one that does not answer (an outage, which no record
-may pay for). Framing and client live together because a codec that reads one needs the other.
+settings, through the questions asked here: a writer schema by id (executors), a subject's
+latest version (the driver), and the subject versions a schema references (both). Each tells
+a registry that says "no such schema" (the record or the option is at fault) from one that
+does not answer (an outage, which no record may pay for). Framing and client live together because a codec that reads one needs the other.
 """
 
 from __future__ import annotations
 
 import functools
 import struct
+from collections.abc import Callable
 from typing import Any, Final
 
 from kafka_rescalable.errors import (
@@ -187,23 +188,14 @@ def writer_schema(registry: RegistrySettings, schema_id: int) -> Any | None:
         record is at fault, so none may be skipped or made null, even under ``PERMISSIVE``:
         the task fails, and Spark retries it.
     """
-    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
-
-    client = registry_client(registry)
-    try:
-        return client.get_schema(schema_id)
-    except ClientError as error:
-        if error.http_status_code == _NOT_FOUND and error.error_code == _NO_SUCH_SCHEMA:
-            return None
-        failure: Exception = error
-    except Exception as error:  # noqa: BLE001 - httpx's connection errors, TLS errors, ...
-        failure = error
-    msg = (
-        f"{unavailable(registry, f'writer schema id {schema_id}', failure)}. No record is at "
-        "fault, so none is skipped or made null, whatever 'mode' says: the task fails, and "
-        "Spark retries it"
+    return _ask(
+        registry,
+        lambda client: client.get_schema(schema_id),
+        frozenset({_NO_SUCH_SCHEMA}),
+        f"writer schema id {schema_id}",
+        ". No record is at fault, so none is skipped or made null, whatever 'mode' says: the "
+        "task fails, and Spark retries it",
     )
-    raise SchemaRegistryError(msg) from failure
 
 
 def latest_version(registry: RegistrySettings, subject: str) -> Any | None:
@@ -220,19 +212,12 @@ def latest_version(registry: RegistrySettings, subject: str) -> Any | None:
         When the registry does not answer, refuses the connector, or does not answer as a
         registry.
     """
-    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
-
-    client = registry_client(registry)
-    try:
-        return client.get_version(subject, "latest")
-    except ClientError as error:
-        if error.http_status_code == _NOT_FOUND and error.error_code in _NO_SUCH_SUBJECT:
-            return None
-        failure: Exception = error
-    except Exception as error:  # noqa: BLE001 - httpx's connection errors, TLS errors, ...
-        failure = error
-    msg = unavailable(registry, f"the latest version of subject {subject!r}", failure)
-    raise SchemaRegistryError(msg) from failure
+    return _ask(
+        registry,
+        lambda client: client.get_version(subject, "latest"),
+        _NO_SUCH_SUBJECT,
+        f"the latest version of subject {subject!r}",
+    )
 
 
 def referenced_schemas(
@@ -257,28 +242,48 @@ def referenced_schemas(
 
 
 def _referenced(registry: RegistrySettings, ref: SchemaRef) -> ReferencedSchema | None:
+    registered = _ask(
+        registry,
+        lambda client: client.get_version(ref.subject, ref.version, True),
+        _NO_SUCH_SUBJECT,
+        f"the referenced {ref}",
+    )
+    if registered is None:
+        return None
+    schema = registered.schema
+    return ReferencedSchema(
+        ref.subject,
+        ref.version,
+        str(schema.schema_str),
+        str(schema.schema_type or "AVRO").upper(),
+        references_of(schema),
+    )
+
+
+def _ask(
+    registry: RegistrySettings,
+    question: Callable[[Any], Any],
+    absent: frozenset[int],
+    wanted: str,
+    then: str = "",
+) -> Any | None:
+    """Ask the registry's client ``question``; ``None`` when the registry answers "no such".
+
+    ``absent`` are the registry's error codes (with HTTP 404) that mean the thing asked for
+    does not exist; any other failure is the registry's, raised with ``wanted`` named and
+    ``then`` said after the reason.
+    """
     from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
 
-    client = registry_client(registry)
     try:
-        registered = client.get_version(ref.subject, ref.version, True)
+        return question(registry_client(registry))
     except ClientError as error:
-        if error.http_status_code == _NOT_FOUND and error.error_code in _NO_SUCH_SUBJECT:
+        if error.http_status_code == _NOT_FOUND and error.error_code in absent:
             return None
         failure: Exception = error
     except Exception as error:  # noqa: BLE001 - httpx's connection errors, TLS errors, ...
         failure = error
-    else:
-        schema = registered.schema
-        return ReferencedSchema(
-            ref.subject,
-            ref.version,
-            str(schema.schema_str),
-            str(schema.schema_type or "AVRO").upper(),
-            references_of(schema),
-        )
-    msg = unavailable(registry, f"the referenced {ref}", failure)
-    raise SchemaRegistryError(msg) from failure
+    raise SchemaRegistryError(unavailable(registry, wanted, failure) + then) from failure
 
 
 def unavailable(registry: RegistrySettings, wanted: str, error: Exception) -> str:
