@@ -10,7 +10,8 @@ JSON and Protobuf codecs ask the same client, made here once per Python worker a
 settings, through the questions asked here: a writer schema by id (executors), a subject's
 latest version (the driver), and the subject versions a schema references (both). Each tells
 a registry that says "no such schema" (the record or the option is at fault) from one that
-does not answer (an outage, which no record may pay for). Framing and client live together because a codec that reads one needs the other.
+does not answer (an outage, which no record may pay for). Framing and client live together
+because a codec that reads one needs the other.
 """
 
 from __future__ import annotations
