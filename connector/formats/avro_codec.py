@@ -182,7 +182,7 @@ def _latest(registry: RegistrySettings, subject: str, payload: PayloadOptions) -
             f"{registered.schema_id}), not Avro; set '{payload.option('Format')}' to match"
         )
         raise InvalidOptionError(payload.option("Subject"), msg)
-    own = SchemaRef(subject, int(registered.version))
+    own = None if registered.version is None else SchemaRef(subject, int(registered.version))
     text = self_contained_text(_client_settings(registry), schema, f"subject {subject!r}", own)
     return text, registered.schema_id
 
