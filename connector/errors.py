@@ -31,6 +31,7 @@ __all__ = [
     "PayloadDecodeError",
     "RecordDecodeError",
     "SchemaRegistryError",
+    "SchemaReferenceError",
 ]
 
 
@@ -239,6 +240,29 @@ class SchemaRegistryError(KafkaSourceError):
     The message names the registry's URL, the subject or schema id, and the option to check;
     ``__cause__`` is confluent-kafka's error.
     """
+
+
+class SchemaReferenceError(SchemaRegistryError):
+    """A registry schema's references cannot be followed: one is missing, or they form a cycle.
+
+    A schema that references other subjects (shared Avro types, imported ``.proto`` files) is
+    read only with every schema it references, so a reference the registry does not have, or
+    one leading back to a schema already on the way, leaves nothing to read it with.
+
+    Parameters
+    ----------
+    message
+        Names the schema (subject or id), the reference and the way to it, and what to do.
+    subject
+        The subject (or ``schema id N``) whose references were followed.
+    reference
+        ``(subject, version)`` of the reference that is missing or closes the cycle.
+    """
+
+    def __init__(self, message: str, subject: str, reference: tuple[str, int]) -> None:
+        self.subject = subject
+        self.reference = reference
+        super().__init__(message)
 
 
 class EnvironmentPackError(KafkaSourceError):

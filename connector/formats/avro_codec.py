@@ -2,10 +2,12 @@
 
 The reader schema is fixed on the driver: ``valueSchema`` inline, else the latest version of
 the registry subject (``valueSubject``, by default ``<topic>-value``). On the executors each
-framed payload is read with its writer schema, fetched by id once per Python worker, and
-resolved to the reader schema by fastavro (Avro's schema resolution: a field the writer lacks
-takes the reader's default, a field the reader lacks is skipped). Plain payloads are read with
-the reader schema as the writer's. :mod:`kafka_rescalable.formats.avro.types` maps the types,
+framed payload is read with its writer schema, fetched by id once per Python worker (with the
+subjects it references, written into it by :mod:`kafka_rescalable.formats.avro.registered`, as
+for the reader schema), and resolved to the reader schema by fastavro (Avro's schema
+resolution: a field the writer lacks takes the reader's default, a field the reader lacks is
+skipped). Plain payloads are read with the reader schema as the writer's.
+:mod:`kafka_rescalable.formats.avro.types` maps the types,
 :mod:`kafka_rescalable.formats.avro.native` decodes whole columns where the native core is
 installed.
 
@@ -27,6 +29,8 @@ import pyarrow as pa
 from pyspark.sql.types import DataType
 
 from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
+from kafka_rescalable.formats.avro.registered import Unknown as _Unknown
+from kafka_rescalable.formats.avro.registered import self_contained_text, writer_document
 from kafka_rescalable.formats.avro.types import (
     AvroMappingError,
     as_declared,
@@ -51,12 +55,8 @@ from kafka_rescalable.formats.options import (
     RegistrySettings,
     schema_document,
 )
-from kafka_rescalable.formats.registry import (
-    latest_version,
-    registry_client,
-    split_frame,
-    writer_schema,
-)
+from kafka_rescalable.formats.references import SchemaRef
+from kafka_rescalable.formats.registry import latest_version, registry_client, split_frame
 
 __all__ = ["CODEC", "SERIALIZER_SETTINGS"]
 
@@ -182,14 +182,9 @@ def _latest(registry: RegistrySettings, subject: str, payload: PayloadOptions) -
             f"{registered.schema_id}), not Avro; set '{payload.option('Format')}' to match"
         )
         raise InvalidOptionError(payload.option("Subject"), msg)
-    if schema.references:
-        msg = (
-            f"subject {subject!r}'s latest schema (id {registered.schema_id}) references other "
-            f"subjects, which the 'avro' format does not follow yet; give "
-            f"'{payload.option('Schema')}' inline with the referenced types in it"
-        )
-        raise InvalidOptionError(payload.option("Subject"), msg)
-    return schema.schema_str, registered.schema_id
+    own = None if registered.version is None else SchemaRef(subject, int(registered.version))
+    text = self_contained_text(_client_settings(registry), schema, f"subject {subject!r}", own)
+    return text, registered.schema_id
 
 
 def _where(schema_id: int | None) -> str:
@@ -233,22 +228,12 @@ def _client_settings(registry: RegistrySettings) -> RegistrySettings:
 
 @functools.cache
 def _writer_schema(registry: RegistrySettings, schema_id: int) -> Any:
-    """Fetch and parse the writer schema of ``schema_id``, once per worker and id.
-
-    An id the registry does not know is a decoding failure of the record, remembered. A
-    registry that does not answer raises :class:`SchemaRegistryError` (see
-    :func:`~kafka_rescalable.formats.registry.writer_schema`), which is not remembered: the
-    retried task asks again.
-    """
-    schema = writer_schema(registry, schema_id)
-    if schema is None:
-        return _Unknown(f"the schema registry at {registry.url} has no schema with id {schema_id}")
-    if (schema.schema_type or "AVRO").upper() != "AVRO":
-        return _Unknown(f"schema id {schema_id} is a {schema.schema_type} schema, not Avro")
-    if schema.references:
-        return _Unknown(f"schema id {schema_id} references other subjects, not supported yet")
+    """Fetch and parse the writer schema of ``schema_id``, once per worker and id."""
+    document = writer_document(registry, schema_id)
+    if isinstance(document, _Unknown):
+        return document
     try:
-        return _parsed(schema.schema_str)
+        return _parsed(document)
     except Exception as error:  # noqa: BLE001 - a registered schema fastavro refuses
         return _Unknown(f"schema id {schema_id} does not parse as Avro: {error}")
 
@@ -256,19 +241,11 @@ def _writer_schema(registry: RegistrySettings, schema_id: int) -> Any:
 def _writer_text(registry: RegistrySettings, schema_id: int) -> str | None:
     """Give the writer schema's text for the native core; ``None`` where no record can be read.
 
-    :func:`_writer_schema` decides, as for the slow path; the text then comes from the
-    registry client's cache, which it just filled.
+    :func:`_writer_schema` decides, as for the slow path, and the core reads the same text.
     """
     if type(_writer_schema(registry, schema_id)) is _Unknown:
         return None
-    return str(registry_client(registry).get_schema(schema_id).schema_str)
-
-
-class _Unknown:
-    """A schema id that no record can be read with; remembered per worker with its reason."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
+    return str(writer_document(registry, schema_id))
 
 
 def _build_decoder(reader_schema: Any, framing: Framing, writers: Callable[[int], Any]) -> Decoder:

@@ -7,16 +7,18 @@ the first message) after the id.
 
 The client: a framed payload's schema id means something only to the registry, so the Avro,
 JSON and Protobuf codecs ask the same client, made here once per Python worker and registry
-settings, through the two questions asked here: a writer schema by id (executors) and a
-subject's latest version (the driver). Both tell a registry that says "no such schema" (the
-record or the option is at fault) from one that does not answer (an outage, which no record
-may pay for). Framing and client live together because a codec that reads one needs the other.
+settings, through the questions asked here: a writer schema by id (executors), a subject's
+latest version (the driver), and the subject versions a schema references (both). Each tells
+a registry that says "no such schema" (the record or the option is at fault) from one that
+does not answer (an outage, which no record may pay for). Framing and client live together
+because a codec that reads one needs the other.
 """
 
 from __future__ import annotations
 
 import functools
 import struct
+from collections.abc import Callable
 from typing import Any, Final
 
 from kafka_rescalable.errors import (
@@ -26,12 +28,19 @@ from kafka_rescalable.errors import (
     SchemaRegistryError,
 )
 from kafka_rescalable.formats.options import RegistrySettings
+from kafka_rescalable.formats.references import (
+    ReferencedSchema,
+    SchemaRef,
+    follow_references,
+    references_of,
+)
 
 __all__ = [
     "MAGIC_BYTE",
     "SERIALIZER_KEYS",
     "frame",
     "latest_version",
+    "referenced_schemas",
     "registry_client",
     "split_frame",
     "split_message_indexes",
@@ -180,23 +189,14 @@ def writer_schema(registry: RegistrySettings, schema_id: int) -> Any | None:
         record is at fault, so none may be skipped or made null, even under ``PERMISSIVE``:
         the task fails, and Spark retries it.
     """
-    from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
-
-    client = registry_client(registry)
-    try:
-        return client.get_schema(schema_id)
-    except ClientError as error:
-        if error.http_status_code == _NOT_FOUND and error.error_code == _NO_SUCH_SCHEMA:
-            return None
-        failure: Exception = error
-    except Exception as error:  # noqa: BLE001 - httpx's connection errors, TLS errors, ...
-        failure = error
-    msg = (
-        f"{unavailable(registry, f'writer schema id {schema_id}', failure)}. No record is at "
-        "fault, so none is skipped or made null, whatever 'mode' says: the task fails, and "
-        "Spark retries it"
+    return _ask(
+        registry,
+        lambda client: client.get_schema(schema_id),
+        frozenset({_NO_SUCH_SCHEMA}),
+        f"writer schema id {schema_id}",
+        ". No record is at fault, so none is skipped or made null, whatever 'mode' says: the "
+        "task fails, and Spark retries it",
     )
-    raise SchemaRegistryError(msg) from failure
 
 
 def latest_version(registry: RegistrySettings, subject: str) -> Any | None:
@@ -213,19 +213,78 @@ def latest_version(registry: RegistrySettings, subject: str) -> Any | None:
         When the registry does not answer, refuses the connector, or does not answer as a
         registry.
     """
+    return _ask(
+        registry,
+        lambda client: client.get_version(subject, "latest"),
+        _NO_SUCH_SUBJECT,
+        f"the latest version of subject {subject!r}",
+    )
+
+
+def referenced_schemas(
+    registry: RegistrySettings, schema: Any, root: str, own: SchemaRef | None = None
+) -> tuple[ReferencedSchema, ...]:
+    """Fetch every schema ``schema`` (confluent-kafka's ``Schema``) references, dependencies first.
+
+    Each is asked by subject and version, soft-deleted versions included (as confluent-kafka's
+    own serializers ask: a version soft-deleted after another schema came to reference it
+    still defines that schema). The client caches them, once per Python worker.
+
+    Raises
+    ------
+    SchemaReferenceError
+        When a reference is missing or the references form a cycle, naming ``root``.
+    SchemaRegistryError
+        When the registry does not answer (see :func:`latest_version`).
+    """
+    return follow_references(
+        root, references_of(schema), lambda ref: _referenced(registry, ref), own
+    )
+
+
+def _referenced(registry: RegistrySettings, ref: SchemaRef) -> ReferencedSchema | None:
+    registered = _ask(
+        registry,
+        lambda client: client.get_version(ref.subject, ref.version, True),
+        _NO_SUCH_SUBJECT,
+        f"the referenced {ref}",
+    )
+    if registered is None:
+        return None
+    schema = registered.schema
+    return ReferencedSchema(
+        ref.subject,
+        ref.version,
+        str(schema.schema_str),
+        str(schema.schema_type or "AVRO").upper(),
+        references_of(schema),
+    )
+
+
+def _ask(
+    registry: RegistrySettings,
+    question: Callable[[Any], Any],
+    absent: frozenset[int],
+    wanted: str,
+    then: str = "",
+) -> Any | None:
+    """Ask the registry's client ``question``; ``None`` when the registry answers "no such".
+
+    ``absent`` are the registry's error codes (with HTTP 404) that mean the thing asked for
+    does not exist; any other failure is the registry's, raised with ``wanted`` named and
+    ``then`` said after the reason.
+    """
     from confluent_kafka.schema_registry.error import SchemaRegistryError as ClientError
 
-    client = registry_client(registry)
     try:
-        return client.get_version(subject, "latest")
+        return question(registry_client(registry))
     except ClientError as error:
-        if error.http_status_code == _NOT_FOUND and error.error_code in _NO_SUCH_SUBJECT:
+        if error.http_status_code == _NOT_FOUND and error.error_code in absent:
             return None
         failure: Exception = error
     except Exception as error:  # noqa: BLE001 - httpx's connection errors, TLS errors, ...
         failure = error
-    msg = unavailable(registry, f"the latest version of subject {subject!r}", failure)
-    raise SchemaRegistryError(msg) from failure
+    raise SchemaRegistryError(unavailable(registry, wanted, failure) + then) from failure
 
 
 def unavailable(registry: RegistrySettings, wanted: str, error: Exception) -> str:

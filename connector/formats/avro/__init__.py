@@ -5,6 +5,9 @@
 - :mod:`~kafka_rescalable.formats.avro.values`: fastavro's values turned into Arrow's, and
   rows' values into fastavro's (the sink);
 - :mod:`~kafka_rescalable.formats.avro.writer_schema`: Spark types written as Avro schemas;
+- :mod:`~kafka_rescalable.formats.avro.registered`: registry schemas made self-contained, the
+  named types of the subjects they reference written in by
+  :mod:`~kafka_rescalable.formats.avro.inlined`;
 - :mod:`~kafka_rescalable.formats.avro.native`: whole columns decoded by the native core, when
   it is installed, with :mod:`~kafka_rescalable.formats.avro.arrow` making its Arrow array the
   type Spark declared, and :mod:`~kafka_rescalable.formats.avro.parity` naming the schemas
