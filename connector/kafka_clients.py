@@ -173,7 +173,10 @@ def admin_client(options: KafkaSourceOptions, errors: ClientErrors) -> Any:
 
 
 def probe_consumer(options: KafkaSourceOptions) -> Any:
-    """Open a consumer for the event-time probe: a few records per partition, on the driver.
+    """Open a consumer for the driver's probes: event times and record sizes.
+
+    The event-time probe reads a few records per partition; the size probe of
+    ``maxBytesPerTrigger`` about the records a batch admits.
 
     It belongs to the query's driver group, not a fresh executor group per batch.
     """

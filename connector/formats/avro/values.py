@@ -29,6 +29,7 @@ __all__ = ["Converter", "has_struct_union", "value_converter", "writer_converter
 Converter = Callable[[Any], Any]
 """One decoded (or to-be-encoded) value in, the same value as the other side wants it out."""
 
+
 def has_struct_union(schema: Any) -> bool:
     """Whether a parsed schema has a union that Spark reads as a ``member0, ...`` struct.
 
@@ -273,7 +274,6 @@ _READING: Final = _Direction(
     map=_unless_none(_map_converter),
 )
 """fastavro's values to Arrow's: unions unwrapped or made structs, records, lists, maps."""
-
 
 
 # --- Spark values -> fastavro ----------------------------------------------------------------

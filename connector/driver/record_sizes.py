@@ -1,0 +1,141 @@
+"""Driver side of the byte cap (``maxBytesPerTrigger``): the size probe.
+
+Kafka tells the driver how many offsets wait, never how many bytes: confluent-kafka has no
+DescribeLogDirs, and a log's size on disk would be an average (compressed, over records long
+since read) that says nothing about the next records of a backlog of mixed sizes. The Python
+data source API gives the executors no channel back to the driver either. So the driver reads
+the records a batch may admit, with one probe consumer, and counts their bytes as the
+executors will get them: key, value and, with ``includeHeaders``, the headers' names and
+values. The policy (:func:`kafka_rescalable.state.byte_cap.byte_capped_ends`) says which
+sizes it needs and how many bytes are worth reading, so the probe reads about the batch's own
+records once more, not the backlog. It is exact from the first batch on: no estimate to warm
+up. If Kafka does not answer within the probe's time, the sizes not read count as too large:
+the batch admits what is known to fit, and at least one record per partition, so it still
+moves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from kafka_rescalable._logging import logger
+from kafka_rescalable.config.options import KafkaSourceOptions
+from kafka_rescalable.kafka_clients import probe_consumer
+from kafka_rescalable.state import TopicPartition
+from kafka_rescalable.state.byte_cap import ByteCap, RecordSizes, byte_capped_ends
+
+__all__ = ["byte_capped"]
+
+_PROBE_TIMEOUT_S = 30.0
+
+
+def byte_capped(
+    options: KafkaSourceOptions,
+    start: Mapping[TopicPartition, int],
+    ends: Mapping[TopicPartition, int],
+    max_records: int | None,
+) -> ByteCap:
+    """Cap ``ends`` (from ``start``) to ``maxBytesPerTrigger``, reading the sizes it needs.
+
+    ``max_records`` is the row cap of the batch, if any: the tighter of the two wins.
+    """
+    assert options.max_bytes_per_trigger is not None
+    known = {tp: RecordSizes(at, at) for tp, at in start.items()}
+    deadline = time.monotonic() + _PROBE_TIMEOUT_S
+    consumer: Any = None
+    probed, settle = 0, False
+    try:
+        while True:
+            step = byte_capped_ends(
+                start,
+                ends,
+                known,
+                max_bytes=options.max_bytes_per_trigger,
+                max_records=max_records,
+                settle=settle,
+            )
+            if step.ends is not None:
+                break
+            if consumer is None:
+                consumer = probe_consumer(options)
+            before = {tp: known[tp].until for tp in step.need}
+            probed += _read_sizes(consumer, step, ends, known, deadline, options.include_headers)
+            stuck = all(known[tp].until == at for tp, at in before.items())
+            settle = stuck or time.monotonic() >= deadline
+            if settle:
+                logger.warning(
+                    "maxBytesPerTrigger: the record sizes of %d partitions could not be read "
+                    "within %.0f s; this batch admits only records known to fit, and at least "
+                    "one per partition",
+                    len(step.need),
+                    _PROBE_TIMEOUT_S,
+                )
+    finally:
+        if consumer is not None:
+            consumer.close()
+    logger.debug(
+        "maxBytesPerTrigger: %d offsets admitted (%s); the size probe read %d bytes",
+        step.records,
+        "held by the byte cap" if step.by_bytes else "not held by the byte cap",
+        probed,
+    )
+    return step
+
+
+def _read_sizes(
+    consumer: Any,
+    step: ByteCap,
+    ends: Mapping[TopicPartition, int],
+    known: dict[TopicPartition, RecordSizes],
+    deadline: float,
+    headers: bool,
+) -> int:
+    """Read the sizes ``step`` asks for into ``known``; return the bytes read.
+
+    Stops a partition at the offset it needs (or its end of log) and the whole read once more
+    than ``step.budget`` bytes came in: past it the policy's answer is "too big" anyway.
+    """
+    from confluent_kafka import KafkaError
+    from confluent_kafka import TopicPartition as KafkaTopicPartition
+
+    need = step.need
+    consumer.assign([KafkaTopicPartition(tp.topic, tp.partition, known[tp].until) for tp in need])
+    read: dict[TopicPartition, list[tuple[int, int]]] = {tp: [] for tp in need}
+    reached = {tp: known[tp].until for tp in need}
+    pending, spent = set(need), 0
+    while pending and spent <= step.budget and time.monotonic() < deadline:
+        for message in consumer.consume(500, timeout=0.5):
+            tp = TopicPartition(message.topic(), message.partition())
+            if tp not in pending:
+                continue
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    # Nothing more in the log: the offsets up to its end hold no records.
+                    reached[tp] = max(reached[tp], min(message.offset(), ends[tp]))
+                    pending.discard(tp)
+                continue
+            offset = message.offset()
+            if offset < ends[tp]:
+                size = _size(message, headers)
+                read[tp].append((offset, size))
+                spent += size
+            reached[tp] = max(reached[tp], min(offset + 1, ends[tp]))
+            if reached[tp] >= need[tp]:
+                pending.discard(tp)
+    consumer.unassign()
+    for tp in need:
+        known[tp] = known[tp].extended(read[tp], reached[tp])
+    return spent
+
+
+def _size(message: Any, headers: bool) -> int:
+    """Count a record's bytes as the executors hold them: key, value, headers if read."""
+    size = len(message.key() or b"") + len(message.value() or b"")
+    if headers:
+        size += sum(
+            len(name.encode()) + len(value or b"") for name, value in message.headers() or ()
+        )
+    return size
