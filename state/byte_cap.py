@@ -72,6 +72,19 @@ class RecordSizes:
         index = bisect_left(self.offsets, offset)
         return self.cumulative[index - 1] if index else 0
 
+    def rebased(self, start: int) -> RecordSizes | None:
+        """Give the sizes from ``start`` on, or ``None`` if ``start`` is outside what is known.
+
+        The records a size probe read past one batch's end are the next batch's first: kept,
+        the probe reads each record of a backlog about once, not once per batch it waits in.
+        """
+        if not self.start <= start <= self.until:
+            return None
+        index = bisect_left(self.offsets, start)
+        dropped = self.cumulative[index - 1] if index else 0
+        cumulative = tuple(n - dropped for n in self.cumulative[index:])
+        return RecordSizes(start, self.until, self.offsets[index:], cumulative)
+
     def extended(self, records: Iterable[tuple[int, int]], until: int) -> RecordSizes:
         """Add ``(offset, size)`` records read from ``self.until`` on; sizes known to ``until``.
 

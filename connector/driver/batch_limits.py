@@ -17,7 +17,7 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMa
 from kafka_rescalable.config.options import KafkaSourceOptions
 from kafka_rescalable.driver.alignment import EventTimeAlignment
 from kafka_rescalable.driver.kafka_metadata import KafkaMetadata
-from kafka_rescalable.driver.record_sizes import byte_capped
+from kafka_rescalable.driver.record_sizes import SizeProbe
 from kafka_rescalable.state import SlotsDocument, TopicPartition
 from kafka_rescalable.state.byte_cap import ByteCap
 
@@ -52,17 +52,22 @@ class BatchLimits:
     def __init__(self, options: KafkaSourceOptions) -> None:
         self._options = options
         self._alignment = EventTimeAlignment(options)
+        self._sizes = SizeProbe(options)
 
     def cut(
         self,
         kafka: KafkaMetadata,
         known: Mapping[TopicPartition, int],
         ends: Mapping[TopicPartition, int],
+        latest: Mapping[TopicPartition, int],
         document: SlotsDocument,
         limit: ReadLimit,
         available_now: bool,
     ) -> CutEnds:
-        """Cut ``ends`` (each partition starting at ``known``) at the frontier, then in bytes."""
+        """Cut ``ends`` (each partition starting at ``known``) at the frontier, then in bytes.
+
+        ``latest`` is each partition's end of log now.
+        """
         options = self._options
         everything = isinstance(limit, ReadAllAvailable)
         aligned, event_time = None, None
@@ -75,5 +80,6 @@ class BatchLimits:
         if options.max_bytes_per_trigger is not None and not everything:
             cut = aligned if aligned is not None else ends
             forward = {tp: max(end, known[tp]) for tp, end in cut.items()}
-            byte_cap = byte_capped(options, {tp: known[tp] for tp in cut}, forward, max_records)
+            starts = {tp: known[tp] for tp in cut}
+            byte_cap = self._sizes.cap(starts, forward, latest, max_records)
         return CutEnds(aligned, event_time, max_records, byte_cap)

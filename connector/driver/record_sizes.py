@@ -26,62 +26,91 @@ from kafka_rescalable.kafka_clients import probe_consumer
 from kafka_rescalable.state import TopicPartition
 from kafka_rescalable.state.byte_cap import ByteCap, RecordSizes, byte_capped_ends
 
-__all__ = ["byte_capped"]
+__all__ = ["SizeProbe"]
 
 _PROBE_TIMEOUT_S = 30.0
+_FETCH_WAIT_MS = 10  # a round ends at the end of a log: the broker need not wait for more
 
 
-def byte_capped(
-    options: KafkaSourceOptions,
-    start: Mapping[TopicPartition, int],
-    ends: Mapping[TopicPartition, int],
-    max_records: int | None,
-) -> ByteCap:
-    """Cap ``ends`` (from ``start``) to ``maxBytesPerTrigger``, reading the sizes it needs.
+class SizeProbe:
+    """The size probe of one query, on the driver, with the sizes it read across batches.
 
-    ``max_records`` is the row cap of the batch, if any: the tighter of the two wins.
+    A batch reads sizes past its own end (the records that did not fit); the next batch
+    starts there, so they are kept and the probe reads each record about once. Only the
+    partitions of the last batch are kept, and only where the log still reaches what was
+    read: a partition that joins (a new or re-created topic) or whose log went back starts
+    afresh. Executors never plan, so the reader ships without them.
     """
-    assert options.max_bytes_per_trigger is not None
-    known = {tp: RecordSizes(at, at) for tp, at in start.items()}
-    deadline = time.monotonic() + _PROBE_TIMEOUT_S
-    consumer: Any = None
-    probed, settle = 0, False
-    try:
-        while True:
-            step = byte_capped_ends(
-                start,
-                ends,
-                known,
-                max_bytes=options.max_bytes_per_trigger,
-                max_records=max_records,
-                settle=settle,
-            )
-            if step.ends is not None:
-                break
-            if consumer is None:
-                consumer = probe_consumer(options)
-            before = {tp: known[tp].until for tp in step.need}
-            probed += _read_sizes(consumer, step, ends, known, deadline, options.include_headers)
-            stuck = all(known[tp].until == at for tp, at in before.items())
-            settle = stuck or time.monotonic() >= deadline
-            if settle:
-                logger.warning(
-                    "maxBytesPerTrigger: the record sizes of %d partitions could not be read "
-                    "within %.0f s; this batch admits only records known to fit, and at least "
-                    "one per partition",
-                    len(step.need),
-                    _PROBE_TIMEOUT_S,
+
+    def __init__(self, options: KafkaSourceOptions) -> None:
+        self._options = options
+        self._known: dict[TopicPartition, RecordSizes] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Ship without the sizes: they are the driver's."""
+        return {"_options": self._options, "_known": {}}
+
+    def cap(
+        self,
+        start: Mapping[TopicPartition, int],
+        ends: Mapping[TopicPartition, int],
+        latest: Mapping[TopicPartition, int],
+        max_records: int | None,
+    ) -> ByteCap:
+        """Cap ``ends`` (from ``start``) to ``maxBytesPerTrigger``, reading the sizes it needs.
+
+        ``latest`` is each partition's end of log now; ``max_records`` the row cap of the
+        batch, if any: the tighter of the two wins.
+        """
+        options = self._options
+        assert options.max_bytes_per_trigger is not None
+        known = {}
+        for tp, at in start.items():
+            cached = self._known.get(tp)
+            usable = cached is not None and cached.until <= latest.get(tp, -1)
+            known[tp] = (cached.rebased(at) if usable else None) or RecordSizes(at, at)
+        deadline = time.monotonic() + _PROBE_TIMEOUT_S
+        consumer: Any = None
+        probed, settle = 0, False
+        try:
+            while True:
+                step = byte_capped_ends(
+                    start,
+                    ends,
+                    known,
+                    max_bytes=options.max_bytes_per_trigger,
+                    max_records=max_records,
+                    settle=settle,
                 )
-    finally:
-        if consumer is not None:
-            consumer.close()
-    logger.debug(
-        "maxBytesPerTrigger: %d offsets admitted (%s); the size probe read %d bytes",
-        step.records,
-        "held by the byte cap" if step.by_bytes else "not held by the byte cap",
-        probed,
-    )
-    return step
+                if step.ends is not None:
+                    break
+                if consumer is None:
+                    consumer = probe_consumer(options, fetch_wait_ms=_FETCH_WAIT_MS)
+                before = {tp: known[tp].until for tp in step.need}
+                probed += _read_sizes(
+                    consumer, step, ends, known, deadline, options.include_headers
+                )
+                stuck = all(known[tp].until == at for tp, at in before.items())
+                settle = stuck or time.monotonic() >= deadline
+                if settle:
+                    logger.warning(
+                        "maxBytesPerTrigger: the record sizes of %d partitions could not be "
+                        "read within %.0f s; this batch admits only records known to fit, and "
+                        "at least one per partition",
+                        len(step.need),
+                        _PROBE_TIMEOUT_S,
+                    )
+        finally:
+            if consumer is not None:
+                consumer.close()
+        self._known = known
+        logger.debug(
+            "maxBytesPerTrigger: %d offsets admitted (%s); the size probe read %d bytes",
+            step.records,
+            "held by the byte cap" if step.by_bytes else "not held by the byte cap",
+            probed,
+        )
+        return step
 
 
 def _read_sizes(
@@ -106,7 +135,8 @@ def _read_sizes(
     reached = {tp: known[tp].until for tp in need}
     pending, spent = set(need), 0
     while pending and spent <= step.budget and time.monotonic() < deadline:
-        for message in consumer.consume(500, timeout=0.5):
+        # consume() waits for all 500 or the timeout: short, as a round needs few records.
+        for message in consumer.consume(500, timeout=0.05):
             tp = TopicPartition(message.topic(), message.partition())
             if tp not in pending:
                 continue

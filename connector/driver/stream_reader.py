@@ -201,7 +201,13 @@ class KafkaStreamReader(ShippedToExecutors, DataSourceStreamReader, SupportsTrig
             return start
         ends = target_ends(carried, now.latest, target)
         cut = self._limits.cut(
-            self._kafka(), carried.known, ends, document, limit, available_now=target is not None
+            self._kafka(),
+            carried.known,
+            ends,
+            now.latest,
+            document,
+            limit,
+            available_now=target is not None,
         )
         end = plan_batch_end(
             document,

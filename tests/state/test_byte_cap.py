@@ -154,3 +154,27 @@ def test_byte_cap_properties(
         assert cap.records < total
     # The probe reads about what the batch admits, not the whole backlog.
     assert probed <= 2 * max_bytes + len(ends) * 1_000
+
+
+def test_sizes_read_past_a_batch_serve_the_next_one() -> None:
+    sizes = RecordSizes(10, 16, (10, 12, 15), (5, 12, 20))
+    later = sizes.rebased(12)
+    assert later == RecordSizes(12, 16, (12, 15), (7, 15))
+    assert later.bytes_before(16) == 15
+    assert sizes.rebased(16) == RecordSizes(16, 16)
+    assert sizes.rebased(9) is None and sizes.rebased(17) is None
+
+
+@given(case=logs(), cut=st.integers(min_value=0, max_value=45))
+def test_rebased_sizes_count_as_sizes_read_from_there(
+    case: tuple[Log, dict[TopicPartition, int], dict[TopicPartition, int]], cut: int
+) -> None:
+    log, start, ends = case
+    tp = min(log)
+    records = sorted(log[tp].items())
+    sizes = RecordSizes(start[tp], start[tp]).extended(records, ends[tp])
+    at = min(start[tp] + cut, ends[tp])
+    rebased = sizes.rebased(at)
+    assert rebased is not None
+    for offset in range(at, ends[tp] + 1):
+        assert rebased.bytes_before(offset) == weight(log, {tp: at}, {tp: offset})
