@@ -45,10 +45,12 @@ class SizeProbe:
     def __init__(self, options: KafkaSourceOptions) -> None:
         self._options = options
         self._known: dict[TopicPartition, RecordSizes] = {}
+        self.probed_bytes = 0
+        """Bytes of records the probe read so far, for the log and the benchmark."""
 
     def __getstate__(self) -> dict[str, Any]:
         """Ship without the sizes: they are the driver's."""
-        return {"_options": self._options, "_known": {}}
+        return {"_options": self._options, "_known": {}, "probed_bytes": 0}
 
     def cap(
         self,
@@ -104,6 +106,7 @@ class SizeProbe:
             if consumer is not None:
                 consumer.close()
         self._known = known
+        self.probed_bytes += probed
         logger.debug(
             "maxBytesPerTrigger: %d offsets admitted (%s); the size probe read %d bytes",
             step.records,
