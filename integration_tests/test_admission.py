@@ -172,12 +172,12 @@ def test_byte_cap_on_records_of_1_kb_to_1_mb(
     size_at = dict(zip(produced, sizes, strict=True))
     cap, row_cap = 1536 * 1024, 20
     checkpoint = tmp_path / "checkpoint"
-    run_available_now(
-        start_parquet_stream(
-            spark, kafka_bootstrap, topic_name, tmp_path / "out", checkpoint,
-            available_now=True, maxBytesPerTrigger="1536k", maxOffsetsPerTrigger=str(row_cap),
-        )
+    query = start_parquet_stream(
+        spark, kafka_bootstrap, topic_name, tmp_path / "out", checkpoint,
+        available_now=True, maxBytesPerTrigger="1536k", maxOffsetsPerTrigger=str(row_cap),
     )
+    run_available_now(query)
+    rows = {progress["batchId"]: progress["numInputRows"] for progress in query.recentProgress}
     documents = offset_log(checkpoint)
     ends = {p: max(o for part, o in produced if part == p) + 1 for p in range(3)}
     previous = {p: 0 for p in range(3)}
@@ -191,6 +191,7 @@ def test_byte_cap_on_records_of_1_kb_to_1_mb(
         assert weight <= max(cap, floor), f"batch {batch}: {weight} bytes over the bound"
         assert sum(map(len, ranges.values())) <= row_cap, f"batch {batch} over the row cap"
         assert all(ranges[p] for p in waiting), f"a partition starved in batch {batch}"
+        assert rows[batch] == sum(map(len, ranges.values())), "the batch read its ranges"
         weights.append(weight)
         previous = current
     assert weights[0] == 3_000_000  # the overshoot: the three 1 MB records, nothing else
