@@ -8,10 +8,11 @@ the records a batch may admit, with one probe consumer, and counts their bytes a
 executors will get them: key, value and, with ``includeHeaders``, the headers' names and
 values. The policy (:func:`kafka_rescalable.state.byte_cap.byte_capped_ends`) says which
 sizes it needs and how many bytes are worth reading, so the probe reads about the batch's own
-records once more, not the backlog. It is exact from the first batch on: no estimate to warm
-up. If Kafka does not answer within the probe's time, the sizes not read count as too large:
-the batch admits what is known to fit, and at least one record per partition, so it still
-moves.
+records, not the backlog, and what it read past a batch's end serves the next batch: each
+record is read about once more on the driver. It is exact from the first batch on: no
+estimate to warm up. If Kafka does not answer within the probe's time, the sizes not read
+count as too large: the batch admits what is known to fit, and at least one record per
+partition, so it still moves.
 """
 
 from __future__ import annotations
