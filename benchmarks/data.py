@@ -34,13 +34,22 @@ PRODUCER_CONFIG: Mapping[str, object] = {
 }
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int, timeout_s: float = 120.0) -> None:
-    """Create ``topic`` and wait until every partition has a leader."""
+def create_topic(
+    bootstrap: str,
+    topic: str,
+    partitions: int,
+    timeout_s: float = 120.0,
+    config: Mapping[str, str] | None = None,
+) -> None:
+    """Create ``topic`` (with topic ``config``) and wait until every partition has a leader."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
+    new = NewTopic(
+        topic, num_partitions=partitions, replication_factor=1, config=dict(config or {})
+    )
     futures = admin.create_topics(
-        [NewTopic(topic, num_partitions=partitions, replication_factor=1)],
+        [new],
         operation_timeout=timeout_s,
     )
     futures[topic].result(timeout=timeout_s)

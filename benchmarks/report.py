@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from benchmarks.micro.planning_cost import PlanningCost
 from benchmarks.micro.rebalancer_bench import RebalanceResult
+from benchmarks.micro.size_probe import ProbeResult
 from benchmarks.workloads import Workload
 
 __all__ = [
@@ -187,6 +188,20 @@ def planning_table(costs: Sequence[PlanningCost]) -> str:
         for c in costs
     )
     return markdown_table(header, "rrrrr", body)
+
+
+def size_probe_table(results: Sequence[ProbeResult]) -> str:
+    """Seconds per batch of the size probe, what it read against the backlog, the bound."""
+    header = (
+        "backlog | batches | probe s per batch, median / max | probe bytes / backlog bytes | "
+        "largest batch / cap"
+    )
+    body = (
+        f"{r.description} | {r.batches} | {r.median_s:.3f} / {r.max_s:.3f} | "
+        f"{r.probed_bytes / r.backlog_bytes:.2f} | {r.largest_batch_bytes / r.cap_bytes:.2f}"
+        for r in results
+    )
+    return markdown_table(header, "lrrrr", body)
 
 
 def rebalancer_table(results: Sequence[RebalanceResult]) -> str:

@@ -7,6 +7,7 @@ Usage::
     .venv/bin/python -m benchmarks.run --only sustained   # highest rate kept up, ~15 minutes
     .venv/bin/python -m benchmarks.run --only memory      # our query's memory, ~12 minutes
     .venv/bin/python -m benchmarks.run --only partitions  # 100 to 10,000 partitions, ~31 min
+    .venv/bin/python -m benchmarks.run --only sizeprobe   # maxBytesPerTrigger's probe, ~1 min
 
 One embedded broker, one ``local[2]`` Spark session and one topic per workload serve every
 contender. Per workload and query each Spark source runs once first (reported, but not used
@@ -46,6 +47,7 @@ from benchmarks.micro.rebalancer_bench import (
     measure_rebalance,
     profile_rebalance,
 )
+from benchmarks.micro.size_probe import PROBE_CASES, measure_size_probe
 from benchmarks.session import BUILTIN, OURS, spark_session
 from benchmarks.whole_queries.client_limit import client_limit
 from benchmarks.whole_queries.spark_throughput import (
@@ -240,6 +242,19 @@ def _planning(run: Run) -> list[str]:
     ]
 
 
+def _size_probe(run: Run) -> list[str]:
+    """Drain a backlog of large and one of small records with the byte cap's size probe."""
+    _say("\nSize probe ...")
+    results = [
+        measure_size_probe(run.bootstrap, f"sizes-{case.name}-{run.run_id}", case, run.args.quick)
+        for case in PROBE_CASES
+    ]
+    return [
+        "## The byte cap's size probe (`maxBytesPerTrigger`), per batch, on the driver",
+        report.size_probe_table(results),
+    ]
+
+
 def _throughput_mode(run: Run) -> list[str]:
     """Read every workload with every contender; the tables of rates and of their split."""
     run.throughput = _throughput(run.bootstrap, run.run_id, workloads(run.args.quick), run.runs)
@@ -416,6 +431,7 @@ MODES: dict[str, Mode] = {
     "typed": Mode(_typed, default=False),
     "avro": Mode(functools.partial(_typed, avro_only=True), default=False),
     "partitions": Mode(_partitions, default=False),
+    "sizeprobe": Mode(_size_probe, default=False),
 }
 """Every ``--only`` choice, in the order a run takes them; a new benchmark is one line."""
 

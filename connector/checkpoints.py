@@ -53,9 +53,7 @@ class ArrowFiles:
             return stream.read().decode("utf-8")
 
 
-def read_checkpoint_at(
-    location: str, filesystem: pafs.FileSystem | None = None
-) -> CheckpointLog:
+def read_checkpoint_at(location: str, filesystem: pafs.FileSystem | None = None) -> CheckpointLog:
     """Read a checkpoint's offset log from a local path, a URI, or a path on ``filesystem``.
 
     Parameters

@@ -172,8 +172,13 @@ def admin_client(options: KafkaSourceOptions, errors: ClientErrors) -> Any:
     return AdminClient(config)
 
 
-def probe_consumer(options: KafkaSourceOptions) -> Any:
-    """Open a consumer for the event-time probe: a few records per partition, on the driver.
+def probe_consumer(options: KafkaSourceOptions, fetch_wait_ms: int | None = None) -> Any:
+    """Open a consumer for the driver's probes: event times and record sizes.
+
+    The event-time probe reads a few records per partition; the size probe of
+    ``maxBytesPerTrigger`` about the records a batch admits, in a few rounds that each end at
+    a partition's end of log: ``fetch_wait_ms`` then shortens the broker's wait on a fetch
+    with nothing new (``fetch.wait.max.ms``, 500 ms by default), which each round would pay.
 
     It belongs to the query's driver group, not a fresh executor group per batch.
     """
@@ -187,6 +192,7 @@ def probe_consumer(options: KafkaSourceOptions) -> Any:
             "enable.partition.eof": True,
             "auto.offset.reset": "earliest",  # a probe only: a deleted record is no error here
             "logger": librdkafka_logger,
+            **({} if fetch_wait_ms is None else {"fetch.wait.max.ms": fetch_wait_ms}),
         }
     )
 

@@ -1,8 +1,9 @@
-"""Admission control, AvailableNow, backlog reporting and consumer-group commits."""
+"""Admission control (rows and bytes), AvailableNow, backlog reporting, group commits."""
 
 from __future__ import annotations
 
 import json
+import random
 import time
 from pathlib import Path
 
@@ -151,3 +152,49 @@ def test_offsets_committed_to_a_consumer_group(
     assert committed == ends
     documents = offset_log(checkpoint)
     assert offsets_of(documents[max(documents)]) == ends
+
+
+@pytest.mark.pyspark_versions
+def test_byte_cap_on_records_of_1_kb_to_1_mb(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    # Records up to 1 MB need more than the producer's default message.max.bytes (1000000
+    # bytes, key and value) and room above the broker's 1 MiB batch limit.
+    limit = {"message.max.bytes": 2_000_000}
+    create_topic(kafka_bootstrap, topic_name, partitions=3, config={"max.message.bytes": "2000000"})
+    rng = random.Random(46641)
+    # Each partition starts with a 1 MB record: three of them exceed the cap, so the first
+    # batch is the documented overshoot, one record per partition. Then 1 KB to 1 MB,
+    # log-uniform, about 9 MB in all.
+    sizes = [1_000_000] * 3 + [int(1000 * 1000 ** rng.random()) for _ in range(60)]
+    records = [Record(value=b"v" * n, partition=i % 3) for i, n in enumerate(sizes)]
+    produced = produce(kafka_bootstrap, topic_name, records, producer_config=limit)
+    size_at = dict(zip(produced, sizes, strict=True))
+    cap, row_cap = 1536 * 1024, 20
+    checkpoint = tmp_path / "checkpoint"
+    query = start_parquet_stream(
+        spark, kafka_bootstrap, topic_name, tmp_path / "out", checkpoint,
+        available_now=True, maxBytesPerTrigger="1536k", maxOffsetsPerTrigger=str(row_cap),
+    )
+    run_available_now(query)
+    rows = {progress["batchId"]: progress["numInputRows"] for progress in query.recentProgress}
+    documents = offset_log(checkpoint)
+    ends = {p: max(o for part, o in produced if part == p) + 1 for p in range(3)}
+    previous = {p: 0 for p in range(3)}
+    weights = []
+    for batch in sorted(documents):
+        current = offsets_of(documents[batch])
+        ranges = {p: range(previous[p], current[p]) for p in range(3)}
+        weight = sum(size_at[(p, o)] for p, offsets in ranges.items() for o in offsets)
+        waiting = [p for p in range(3) if previous[p] < ends[p]]
+        floor = sum(size_at[(p, previous[p])] for p in waiting)  # one record each
+        assert weight <= max(cap, floor), f"batch {batch}: {weight} bytes over the bound"
+        assert sum(map(len, ranges.values())) <= row_cap, f"batch {batch} over the row cap"
+        assert all(ranges[p] for p in waiting), f"a partition starved in batch {batch}"
+        assert rows[batch] == sum(map(len, ranges.values())), "the batch read its ranges"
+        weights.append(weight)
+        previous = current
+    assert weights[0] == 3_000_000  # the overshoot: the three 1 MB records, nothing else
+    assert len([w for w in weights if w]) >= sum(sizes) // cap  # the cap held the batches
+    assert previous == ends
+    assert read_positions(spark, tmp_path / "out") == sorted(produced)  # each record once

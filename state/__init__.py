@@ -16,6 +16,8 @@ the lists can be redistributed when the number of slots changes (Flink's FLIP-8 
 - ``kafka_rescalable.state.batch_edges``: a batch's start clipped to its end, and the backlog its
   end leaves.
 - ``kafka_rescalable.state.admission``: the row cap shared among partitions by backlog.
+- ``kafka_rescalable.state.byte_cap``: the byte cap, the row cap's shares fitted to record
+  sizes.
 - ``kafka_rescalable.state.missing_topics``: subscribed topics that do not exist, and since when.
 - ``kafka_rescalable.state.group_start``: :func:`start_from_group`, where
   ``startingOffsetsFromGroup`` starts

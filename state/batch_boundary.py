@@ -10,7 +10,8 @@ The driver reads from Kafka what exists now (:class:`KafkaNow`) and calls, in or
 3. :func:`target_ends`: the latest offsets, cut at the ``Trigger.AvailableNow`` target. The
    driver then cuts them at the event-time frontier (``kafka_rescalable.state.event_time``) when it
    aligns.
-4. :func:`plan_batch_end`: the row cap, the rebalance over the slot count, the end document,
+4. :func:`plan_batch_end`: the row cap (or the byte cap the driver worked out with
+   ``kafka_rescalable.state.byte_cap``), the rebalance over the slot count, the end document,
    what was held back and why, and the backlog.
 
 The driver's reads from Kafka happen between these steps (the earliest offsets of
@@ -29,6 +30,7 @@ from typing import Any
 
 from kafka_rescalable.state.admission import cap_end_offsets
 from kafka_rescalable.state.batch_edges import backlog_report
+from kafka_rescalable.state.byte_cap import ByteCap
 from kafka_rescalable.state.document import SlotsDocument
 from kafka_rescalable.state.event_time import EVENT_TIME_KEY
 from kafka_rescalable.state.partitions import (
@@ -42,6 +44,7 @@ from kafka_rescalable.state.topic_identity import carried_topic_ids, recreated_t
 
 __all__ = [
     "HELD_BY_ALIGNMENT",
+    "HELD_BY_BYTES",
     "HELD_BY_CAP",
     "HELD_BY_TARGET",
     "BatchEnd",
@@ -58,6 +61,7 @@ __all__ = [
 HELD_BY_TARGET = "the Trigger.AvailableNow target"
 HELD_BY_ALIGNMENT = "event-time alignment (maxEventTimeDrift)"
 HELD_BY_CAP = "the row cap (maxOffsetsPerTrigger)"
+HELD_BY_BYTES = "the byte cap (maxBytesPerTrigger)"
 
 
 @dataclass(frozen=True)
@@ -293,6 +297,7 @@ def plan_batch_end(
     aligned: Mapping[TopicPartition, int] | None = None,
     event_time: Mapping[str, Any] | None = None,
     max_records: int | None = None,
+    byte_cap: ByteCap | None = None,
     subscribed: Collection[str] = (),
 ) -> BatchEnd:
     """Plan the end of the batch that starts at ``document``.
@@ -318,6 +323,9 @@ def plan_batch_end(
         carries none.
     max_records : int, optional
         The row cap of this batch, shared by the partitions still free to move.
+    byte_cap : ByteCap, optional
+        The byte cap's ends (:mod:`kafka_rescalable.state.byte_cap`), which hold the row cap
+        too: ``max_records`` is then not applied again.
     subscribed : collection of str
         The topics of ``document.topic_ids`` still subscribed: a deleted topic keeps its id
         while subscribed, so that after a restart it is known as deleted, not as a typo.
@@ -332,11 +340,14 @@ def plan_batch_end(
     latest = kafka.latest
     known = carried.known
     final = dict(aligned if aligned is not None else ends)
-    if max_records is not None:
+    if byte_cap is not None and byte_cap.ends is not None:
+        final = {tp: min(end, byte_cap.ends.get(tp, end)) for tp, end in final.items()}
+    elif max_records is not None:
         forward = {tp: max(end, known[tp]) for tp, end in final.items()}
         capped = cap_end_offsets({tp: known[tp] for tp in final}, forward, max_records)
         final = {tp: min(end, capped[tp]) for tp, end in final.items()}
-    held = _held_back(latest, ends, aligned, final)
+    capped_by = HELD_BY_BYTES if byte_cap is not None and byte_cap.by_bytes else HELD_BY_CAP
+    held = _held_back(latest, ends, aligned, final, capped_by)
     joining = {tp: earliest[tp] for tp in carried.joining}
     starts: Mapping[TopicPartition, int]
     if not joining and known.keys() == carried.live:  # the steady state
@@ -374,6 +385,7 @@ def _held_back(
     ends: Mapping[TopicPartition, int],
     aligned: Mapping[TopicPartition, int] | None,
     final: Mapping[TopicPartition, int],
+    capped_by: str,
 ) -> dict[TopicPartition, str]:
     """Each partition ending before its latest offset, with the first rule that held it."""
     held = {}
@@ -384,5 +396,5 @@ def _held_back(
         elif aligned is not None and aligned[tp] < ends[tp]:
             held[tp] = HELD_BY_ALIGNMENT
         else:
-            held[tp] = HELD_BY_CAP
+            held[tp] = capped_by
     return held

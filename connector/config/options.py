@@ -83,6 +83,7 @@ class KafkaSourceOptions:
     max_records_per_partition: int | None
     min_records_per_partition: int
     max_offsets_per_trigger: int | None
+    max_bytes_per_trigger: int | None
     min_offsets_per_trigger: int | None
     max_trigger_delay_ms: int
     commit_offsets_to_group: str | None

@@ -32,6 +32,7 @@ __all__ = [
     "Parser",
     "parse_assign",
     "parse_boolean",
+    "parse_byte_size",
     "parse_delivery_guarantee",
     "parse_duration",
     "parse_epoch_millis",
@@ -106,6 +107,24 @@ def parse_positive_duration(name: str, text: str) -> int:
         msg = f"{text!r} is not valid; use a positive duration, e.g. '60s'"
         raise InvalidOptionError(name, msg)
     return millis
+
+
+_BYTE_SIZE = re.compile(r"^\s*(\d+)\s*(b|k|kb|kib|m|mb|mib|g|gb|gib|t|tb|tib)?\s*$")
+_UNIT_BYTES = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_byte_size(name: str, text: str) -> int:
+    """Spark's byte strings, in bytes: ``1048576``, ``512k``, ``64m``, ``1g`` (units of 1024).
+
+    A bare number is bytes and ``kb``/``kib`` mean what ``k`` means, as Spark reads its own
+    byte sizes (``spark.sql.files.maxPartitionBytes``); zero would admit nothing: refused.
+    """
+    match = _BYTE_SIZE.match(text.lower())
+    size = int(match.group(1)) * _UNIT_BYTES[(match.group(2) or "b")[0]] if match else 0
+    if size <= 0:
+        msg = f"{text!r} is not a size; use a positive size, e.g. '1048576' (bytes), '64m' or '1g'"
+        raise InvalidOptionError(name, msg)
+    return size
 
 
 def parse_epoch_millis(name: str, text: str) -> int:

@@ -107,9 +107,6 @@ def _offsets_bound(values: Mapping[str, Any], name: str, subscribed: Subscriptio
         if not subscribed.matches(tp.topic) or (
             isinstance(subscribed, AssignPartitions) and tp not in subscribed.partitions
         ):
-            msg = (
-                f"{tp} is not part of the subscription "
-                f"{subscribed.describe()}"
-            )
+            msg = f"{tp} is not part of the subscription {subscribed.describe()}"
             raise InvalidOptionError(name, msg)
     return bound

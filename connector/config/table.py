@@ -31,6 +31,7 @@ from kafka_rescalable.config.parsers import (
     Parser,
     parse_assign,
     parse_boolean,
+    parse_byte_size,
     parse_delivery_guarantee,
     parse_duration,
     parse_epoch_millis,
@@ -63,6 +64,7 @@ __all__ = [
     "SINK_OPTIONS_BY_KEY",
     "SOURCE_ONLY",
     "SPARKS_OWN",
+    "STREAM_ONLY",
     "TABLE",
     "TABLE_BY_KEY",
     "WRONG_MODE",
@@ -79,9 +81,15 @@ __all__ = [
 
 BOTH_MODES: Final[frozenset[Mode]] = frozenset({"stream", "batch"})
 BATCH_ONLY: Final[frozenset[Mode]] = frozenset({"batch"})
+STREAM_ONLY: Final[frozenset[Mode]] = frozenset({"stream"})
 
 WRONG_MODE: Final[Mapping[Mode, str]] = {
     "stream": "it is only valid for batch queries (spark.read); a stream has no end",
+    "batch": (
+        "it is only valid for streaming queries (spark.readStream), where it limits each "
+        "micro-batch; a batch query reads its whole range at once. Remove it from the batch "
+        "read's options"
+    ),
 }
 """The message refusing an option in a read mode that does not take it, by that mode."""
 
@@ -249,6 +257,7 @@ TABLE: Final[tuple[Option, ...]] = (
         "minRecordsPerPartition", "min_records_per_partition", parse_positive_int, default="10000"
     ),
     Option("maxOffsetsPerTrigger", "max_offsets_per_trigger", parse_positive_int),
+    Option("maxBytesPerTrigger", "max_bytes_per_trigger", parse_byte_size, modes=STREAM_ONLY),
     Option("minOffsetsPerTrigger", "min_offsets_per_trigger", parse_positive_int),
     Option("maxTriggerDelay", "max_trigger_delay_ms", parse_duration, default="15m"),
     Option(

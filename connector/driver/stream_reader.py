@@ -28,7 +28,7 @@ from kafka_rescalable._executor_guard import ShippedToExecutors
 from kafka_rescalable._gc import collect_while_idle, planning_call
 from kafka_rescalable._logging import logger
 from kafka_rescalable.config.options import KafkaSourceOptions
-from kafka_rescalable.driver.alignment import EventTimeAlignment
+from kafka_rescalable.driver.batch_limits import BatchLimits
 from kafka_rescalable.driver.checkpointed import CheckpointedDocuments
 from kafka_rescalable.driver.group_commits import GroupCommits
 from kafka_rescalable.driver.kafka_metadata import KafkaMetadata, LiveTopics
@@ -58,9 +58,7 @@ from kafka_rescalable.task import ReadTask, read_settings
 __all__ = ["KafkaStreamReader"]
 
 
-class KafkaStreamReader(
-    ShippedToExecutors, DataSourceStreamReader, SupportsTriggerAvailableNow
-):
+class KafkaStreamReader(ShippedToExecutors, DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The streaming reader; Spark keeps one instance on the driver for the query's life.
 
     Each batch boundary is a fetch from Kafka, a call to the pure planner in
@@ -86,7 +84,7 @@ class KafkaStreamReader(
         self._backlog: Mapping[str, Any] | None = None
         self._last_trigger_ms = 0.0
         self._group = GroupCommits(options)
-        self._alignment = EventTimeAlignment(options)
+        self._limits = BatchLimits(options)  # alignment's state, across batches
         self._documents = CheckpointedDocuments()
         self._planned: SlotsDocument | None = None  # the end of the batch planned last
         self._missing = MissingTopicWatch()
@@ -128,6 +126,9 @@ class KafkaStreamReader(
     def getDefaultReadLimit(self) -> ReadLimit:
         """``maxOffsetsPerTrigger`` as a row cap, else ``minOffsetsPerTrigger``, else all.
 
+        ``maxBytesPerTrigger`` is applied from the options (see :meth:`_plan`): the API has no
+        byte limit, so it asks for a row limit that admits everything.
+
         The Python API carries one limit; when both options are set, the minimum is applied
         from the options whenever the engine passes a limit other than ``ReadAllAvailable``.
         """
@@ -136,9 +137,10 @@ class KafkaStreamReader(
             return ReadMaxRows(options.max_offsets_per_trigger)
         if options.min_offsets_per_trigger is not None:
             return ReadMinRows(options.min_offsets_per_trigger)
-        if options.max_event_time_drift_ms is not None:
-            # Alignment limits what a batch reads; the engine passes ReadAllAvailable only
-            # where it must read everything at once (Trigger.Once), and then alignment yields.
+        if options.max_event_time_drift_ms is not None or options.max_bytes_per_trigger:
+            # Alignment and the byte cap limit what a batch reads; the engine passes
+            # ReadAllAvailable only where it must read everything at once (Trigger.Once), and
+            # then both yield.
             return ReadMaxRows(MAX_OFFSET)
         return ReadAllAvailable()
 
@@ -198,12 +200,15 @@ class KafkaStreamReader(
         ):
             return start
         ends = target_ends(carried, now.latest, target)
-        aligned, event_time = None, None
-        if options.max_event_time_drift_ms is not None and not isinstance(limit, ReadAllAvailable):
-            # ReadAllAvailable (Trigger.Once) must read everything at once: alignment yields.
-            aligned, event_time = self._alignment.cut(
-                self._kafka(), carried.known, ends, document, available_now=target is not None
-            )
+        cut = self._limits.cut(
+            self._kafka(),
+            carried.known,
+            ends,
+            now.latest,
+            document,
+            limit,
+            available_now=target is not None,
+        )
         end = plan_batch_end(
             document,
             carried,
@@ -211,9 +216,10 @@ class KafkaStreamReader(
             earliest=self._kafka().earliest(sorted(carried.joining)),
             slots=slot_count(options, len(carried.live), document.state.num_slots),
             ends=ends,
-            aligned=aligned,
-            event_time=event_time,
-            max_records=limit.max_rows if isinstance(limit, ReadMaxRows) else None,
+            aligned=cut.aligned,
+            event_time=cut.event_time,
+            max_records=cut.max_records,
+            byte_cap=cut.byte_cap,
             subscribed=[t for t in document.topic_ids if options.subscription.matches(t)],
         )
         self._backlog = end.backlog

@@ -390,8 +390,6 @@ def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-
-
 def _top_level_keys(raw: str) -> str:
     try:
         keys = sorted(json.loads(raw))

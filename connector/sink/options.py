@@ -114,7 +114,7 @@ def parse(options: Mapping[str, str]) -> KafkaSinkOptions:
     """
     raw = {key.lower(): str(value) for key, value in options.items()}
     reject_unknown(raw, "sink")
-    java = {key[len("kafka."):]: value for key, value in raw.items() if key.startswith("kafka.")}
+    java = {key[len("kafka.") :]: value for key, value in raw.items() if key.startswith("kafka.")}
     servers = java.pop("bootstrap.servers", "").strip()
     if not servers:
         msg = (

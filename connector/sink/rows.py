@@ -255,9 +255,8 @@ def _check_payload_type(payload: PayloadOptions, actual: DataType) -> None:
 
 def _check_type(name: str, actual: DataType, allowed: tuple[type, ...], wanted: str) -> None:
     if not isinstance(actual, allowed):
-        msg = (
-            f"column '{name}' has type {actual.simpleString()}; the Kafka sink needs {wanted}"
-            + (f". Cast it, e.g. CAST({name} AS STRING)" if wanted != "int" else "")
+        msg = f"column '{name}' has type {actual.simpleString()}; the Kafka sink needs {wanted}" + (
+            f". Cast it, e.g. CAST({name} AS STRING)" if wanted != "int" else ""
         )
         raise SinkInputError(msg, name)
 
@@ -317,8 +316,7 @@ def kafka_records(
         topics = topic_column.to_pylist()
     if columns.has_partition:
         partitions: Any = (
-            UNASSIGNED_PARTITION if p is None else p
-            for p in batch.column("partition").to_pylist()
+            UNASSIGNED_PARTITION if p is None else p for p in batch.column("partition").to_pylist()
         )
     else:
         partitions = repeat(UNASSIGNED_PARTITION, rows)

@@ -96,6 +96,12 @@ SOURCE: Final[dict[str, str]] = {
         "Stream: at most this many records per micro-batch, shared among partitions in "
         "proportion to their backlog, every partition with data getting at least one."
     ),
+    "maxBytesPerTrigger": (
+        "Stream: at most this many bytes of keys and values per micro-batch (`1048576`, `64m`, "
+        "`1g`), shared among partitions as `maxOffsetsPerTrigger` shares records; a partition's "
+        "first record is read even when larger. The driver reads the sizes: see "
+        "[Capping a batch in bytes](../how-to/operating.md#capping-a-batch-in-bytes)."
+    ),
     "minOffsetsPerTrigger": "Stream: skip a trigger until this many records wait...",
     "maxTriggerDelay": "...but never longer than this since the last batch.",
     "commitOffsetsToGroup": (

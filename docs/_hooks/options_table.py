@@ -38,6 +38,7 @@ KINDS: dict[Any, str] = {
     parsers.parse_non_negative_int: "integer ≥ 0",
     parsers.parse_duration: "duration",
     parsers.parse_positive_duration: "duration > 0",
+    parsers.parse_byte_size: "size > 0 (`1048576`, `64m`)",
     parsers.parse_delivery_guarantee: "`at-least-once` or `exactly-once`",
 }
 """The kind of value each parser reads, in words; a parser missing here is a build warning."""

@@ -18,6 +18,7 @@ from kafka_rescalable.state import (
 )
 from kafka_rescalable.state.batch_boundary import (
     HELD_BY_ALIGNMENT,
+    HELD_BY_BYTES,
     HELD_BY_CAP,
     HELD_BY_TARGET,
     Carried,
@@ -27,6 +28,7 @@ from kafka_rescalable.state.batch_boundary import (
     reconcile,
     target_ends,
 )
+from kafka_rescalable.state.byte_cap import ByteCap
 from kafka_rescalable.state.missing_topics import MissingTopicWatch
 
 TOPICS = ("a", "b", "c")
@@ -284,3 +286,23 @@ def test_removed_partitions_are_named(fail: bool) -> None:
     carried = reconcile(document, kafka, fail_on_data_loss=fail)
     (loss,) = carried.losses
     assert loss.fatal is fail and loss.message.startswith("a-1 no longer exist")
+
+
+def test_the_byte_cap_ends_the_batch_and_names_itself() -> None:
+    tp0, tp1 = TopicPartition("a", 0), TopicPartition("a", 1)
+    document = document_of({tp0: 0, tp1: 0}, 1, {"a": "a-1"})
+    kafka = KafkaNow(frozenset({tp0, tp1}), {"a": "a-1"}, {tp0: 10, tp1: 10})
+    carried = reconcile(document, kafka, fail_on_data_loss=True)
+    ends = target_ends(carried, kafka.latest, None)
+    held = ByteCap({tp0: 3, tp1: 2}, records=5, by_bytes=True)
+    end = plan_batch_end(
+        document, carried, kafka, earliest={}, slots=1, ends=ends, max_records=8, byte_cap=held
+    )
+    assert end.document is not None
+    assert end.document.state.offsets() == {tp0: 3, tp1: 2}  # the row cap is not applied again
+    assert end.held_back == {tp0: HELD_BY_BYTES, tp1: HELD_BY_BYTES}
+    by_rows = ByteCap({tp0: 4, tp1: 4}, records=8, by_bytes=False)
+    end = plan_batch_end(
+        document, carried, kafka, earliest={}, slots=1, ends=ends, max_records=8, byte_cap=by_rows
+    )
+    assert end.held_back == {tp0: HELD_BY_CAP, tp1: HELD_BY_CAP}

@@ -119,6 +119,9 @@ BAD_OPTIONS = [
     ({**BASE, "minRecordsPerPartition": "0"},
      "stream", "minRecordsPerPartition", "positive integer"),
     ({**BASE, "maxOffsetsPerTrigger": "-5"}, "stream", "maxOffsetsPerTrigger", "positive integer"),
+    ({**BASE, "maxBytesPerTrigger": "lots"}, "stream", "maxBytesPerTrigger", "'64m'"),
+    ({**BASE, "maxBytesPerTrigger": "0"}, "stream", "maxBytesPerTrigger", "positive size"),
+    ({**BASE, "maxBytesPerTrigger": "64m"}, "batch", "maxBytesPerTrigger", "spark.readStream"),
     ({**BASE, "startingOffset": "earliest"},
      "stream", "startingoffset", "Did you mean 'startingOffsets'"),
     ({**BASE, "kafka.auto.offset.reset": "earliest"},
@@ -178,6 +181,14 @@ def test_durations_take_sparks_forms() -> None:
     assert parse_options(lower(BASE), "stream").max_trigger_delay_ms == 15 * 60_000
     with pytest.raises(InvalidOptionError, match="'maxEventTimeDrift'.*'30 seconds'"):
         parse_options(lower({**BASE, "maxEventTimeDrift": "soon"}), "stream")
+
+
+def test_byte_sizes_take_sparks_forms() -> None:
+    for text, size in [("1048576", 1 << 20), ("512k", 512 << 10), ("64m", 64 << 20),
+                       ("64 MB", 64 << 20), ("1g", 1 << 30), ("2GiB", 2 << 30)]:
+        parsed = parse_options(lower({**BASE, "maxBytesPerTrigger": text}), "stream")
+        assert parsed.max_bytes_per_trigger == size, text
+    assert parse_options(lower(BASE), "stream").max_bytes_per_trigger is None
 
 
 def test_alignment_and_group_options() -> None:

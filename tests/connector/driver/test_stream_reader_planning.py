@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark import cloudpickle
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from kafka_rescalable.config.options import parse_options
 from kafka_rescalable.driver.checkpointed import CheckpointedDocuments
@@ -22,6 +23,7 @@ from kafka_rescalable.driver.stream_reader import KafkaStreamReader
 from kafka_rescalable.executor.tasks import read_input_partition
 from kafka_rescalable.state import (
     EVENT_TIME_KEY,
+    MAX_OFFSET,
     ForeignCheckpointError,
     OffsetDocumentError,
     OffsetState,
@@ -30,6 +32,7 @@ from kafka_rescalable.state import (
     TopicPartition,
 )
 from kafka_rescalable.state.batch_edges import backlog_report, clip_to, reading_start
+from kafka_rescalable.state.byte_cap import RecordSizes
 
 
 def state_of(*slots: dict[int, int], topic: str = "orders") -> OffsetState:
@@ -198,9 +201,9 @@ def test_foreign_documents_still_fail() -> None:
         cache.parse({"orders": {"0": 5}})
 
 
-def reader() -> KafkaStreamReader:
+def reader(**extra: str) -> KafkaStreamReader:
     options = parse_options(
-        {"kafka.bootstrap.servers": "localhost:9", "subscribe": "orders"}, "stream"
+        {"kafka.bootstrap.servers": "localhost:9", "subscribe": "orders", **extra}, "stream"
     )
     return KafkaStreamReader(options, read_input_partition)
 
@@ -224,6 +227,21 @@ def test_executors_get_no_documents() -> None:
     )
     shipped = pickle.loads(pickle.dumps(stream))
     assert shipped._documents._entries == []
+
+
+def test_a_byte_cap_alone_asks_for_a_row_limit_and_ships_no_sizes() -> None:
+    # The API has no byte limit: the reader asks for one that admits every row, so the engine
+    # passes ReadAllAvailable only for Trigger.Once, where the byte cap yields.
+    stream = reader(maxbytespertrigger="64m")
+    limit = stream.getDefaultReadLimit()
+    assert isinstance(limit, ReadMaxRows) and limit.max_rows == MAX_OFFSET
+    tp = TopicPartition("orders", 0)
+    probe = stream._limits._sizes
+    probe._known[tp] = RecordSizes(0, 2, (0, 1), (10, 20))
+    shipped = pickle.loads(pickle.dumps(stream))
+    assert shipped._limits._sizes._known == {}
+    assert probe._known[tp].total == 20, "the driver keeps its own"
+    assert isinstance(reader().getDefaultReadLimit(), ReadAllAvailable)
 
 
 def test_the_reader_ships_the_task_reader_by_name() -> None:
