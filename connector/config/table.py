@@ -62,6 +62,7 @@ __all__ = [
     "SINK_OPTIONS",
     "SINK_OPTIONS_BY_KEY",
     "SOURCE_ONLY",
+    "STREAM_ONLY",
     "SPARKS_OWN",
     "TABLE",
     "TABLE_BY_KEY",
@@ -79,9 +80,16 @@ __all__ = [
 
 BOTH_MODES: Final[frozenset[Mode]] = frozenset({"stream", "batch"})
 BATCH_ONLY: Final[frozenset[Mode]] = frozenset({"batch"})
+STREAM_ONLY: Final[frozenset[Mode]] = frozenset({"stream"})
 
 WRONG_MODE: Final[Mapping[Mode, str]] = {
     "stream": "it is only valid for batch queries (spark.read); a stream has no end",
+    "batch": (
+        "it is only valid for streaming queries (spark.readStream): dead letters are written "
+        "exactly once per micro-batch of a query, which a batch read does not have. Read the "
+        "topic with spark.readStream and trigger(availableNow=True), or use mode 'PERMISSIVE' "
+        "and filter on the 'decodeError' column"
+    ),
 }
 """The message refusing an option in a read mode that does not take it, by that mode."""
 
@@ -301,13 +309,28 @@ TABLE: Final[tuple[Option, ...]] = (
     Option(
         "mode",
         None,
-        Choice(("failfast", "permissive"), "'FAILFAST' or 'PERMISSIVE'"),
+        Choice(
+            ("failfast", "permissive", "deadletter"), "'FAILFAST', 'PERMISSIVE' or 'DEADLETTER'"
+        ),
         default="FAILFAST",
         elsewhere=(
-            "it is a source option (FAILFAST or PERMISSIVE: what a record that does not decode "
-            "does); the sink encodes, and a row that does not encode always fails its task. "
-            "Remove it from the sink's options"
+            "it is a source option (FAILFAST, PERMISSIVE or DEADLETTER: what a record that does "
+            "not decode does); the sink encodes, and a row that does not encode always fails "
+            "its task. Remove it from the sink's options"
         ),
+    ),
+    Option(
+        "deadLetterTopic",
+        None,
+        NonBlank("it is empty; give the topic that records which do not decode are written to"),
+        modes=STREAM_ONLY,
+    ),
+    Option(
+        "deadLetterTransactionalIdPrefix",
+        None,
+        NonBlank("it is empty; give a prefix"),
+        default="kafka-rescalable-deadletter",
+        modes=STREAM_ONLY,
     ),
     Option(
         "topic",
