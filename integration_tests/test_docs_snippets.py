@@ -100,10 +100,14 @@ def test_dead_letters_leave_the_output_for_their_topic(
     create_topic(kafka_bootstrap, topic_name, partitions=2)
     create_topic(kafka_bootstrap, dead_topic, partitions=1)
     values = [b'{"id": 1, "amount": 2.5}', b"{not json", b'{"id": 3, "amount": 1}', b"[]"]
-    positions = produce(kafka_bootstrap, topic_name, [
-        Record(value, headers=(("trace", b"t%d" % i),), partition=i % 2)
-        for i, value in enumerate(values)
-    ])
+    positions = produce(
+        kafka_bootstrap,
+        topic_name,
+        [
+            Record(value, headers=(("trace", b"t%d" % i),), partition=i % 2)
+            for i, value in enumerate(values)
+        ],
+    )
 
     found = run_snippet(
         "dead_letters.py", _env(kafka_bootstrap, topic_name, tmp_path, DOCS_DEAD_TOPIC=dead_topic)
