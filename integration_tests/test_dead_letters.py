@@ -29,7 +29,7 @@ from integration_tests.spark_helpers import wait_until
 from kafka_rescalable.state.dead_letters import HEADER_PREFIX
 
 PARTITIONS = 2
-RECORDS = 1200
+RECORDS = 800
 TRIES = 3
 """Kills to redo when the batch committed between the watcher's look and the kill."""
 

@@ -29,9 +29,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kafka_rescalable import kafka_clients
 from kafka_rescalable.errors import DeadLetterWriteError, KafkaWriteError
 from kafka_rescalable.sink.producing import DeliveryFailures
+from kafka_rescalable.sink.transactions import (
+    CALL_TIMEOUT_S,
+    abort_quietly,
+    transactional_clients,
+)
 from kafka_rescalable.state.dead_letters import (
     DeadLetterMarker,
     Interval,
@@ -43,8 +47,6 @@ from kafka_rescalable.task.dead_letters import DeadLetterTarget
 
 __all__ = ["DeadLetter", "DeadLetterUnit", "commit_dead_letters"]
 
-_CALL_TIMEOUT_S: Final = 120.0
-"""Bound on each transactional call; librdkafka retries inside it."""
 _ATTEMPTS: Final = 8
 """How often a fenced or interrupted commit starts again before the task fails."""
 _ROOM_WAIT_S: Final = 0.05
@@ -133,21 +135,14 @@ def _commit_once(
 
     name = unit.transactional_id(target.prefix)
     failures = DeliveryFailures()
-    producer = kafka_clients.sink_producer(
-        target.bootstrap_servers,
-        target.kafka_settings,
-        kafka_clients.ClientErrors(),
-        failures,
-        transactional_id=name,
-    )
-    consumer = kafka_clients.sink_marker_consumer(
-        target.bootstrap_servers, target.kafka_settings, unit.group(target.prefix)
+    producer, consumer = transactional_clients(
+        target.bootstrap_servers, target.kafka_settings, name, unit.group(target.prefix), failures
     )
     began = False
     try:
-        producer.init_transactions(_CALL_TIMEOUT_S)
+        producer.init_transactions(CALL_TIMEOUT_S)
         source = TopicPartition(unit.topic, unit.partition)
-        (committed,) = consumer.committed([source], timeout=_CALL_TIMEOUT_S)
+        (committed,) = consumer.committed([source], timeout=CALL_TIMEOUT_S)
         if committed.error is not None:
             raise KafkaException(committed.error)
         marker = _marker(committed, unit, target)
@@ -162,15 +157,15 @@ def _commit_once(
         after = after_commit(marker, unit.batch_id, done)
         offsets = [TopicPartition(unit.topic, unit.partition, after.offset, after.to_metadata())]
         producer.send_offsets_to_transaction(
-            offsets, consumer.consumer_group_metadata(), _CALL_TIMEOUT_S
+            offsets, consumer.consumer_group_metadata(), CALL_TIMEOUT_S
         )
-        producer.commit_transaction(_CALL_TIMEOUT_S)
+        producer.commit_transaction(CALL_TIMEOUT_S)
         _raise_failures(failures, target)
         return len(due)
     except KafkaException as exc:
         error = exc.args[0] if exc.args else None
         if began and not _fenced(error):
-            _abort_quietly(producer)
+            abort_quietly(producer)
         if failures.first is None and _worth_again(error):
             return _Again(_describe(error, exc), error)
         _raise_failures(failures, target)
@@ -180,7 +175,7 @@ def _commit_once(
         raise DeadLetterWriteError(msg, error) from exc
     except BaseException:
         if began:
-            _abort_quietly(producer)
+            abort_quietly(producer)
         raise
     finally:
         consumer.close()
@@ -237,13 +232,3 @@ def _worth_again(error: Any) -> bool:
 
 def _describe(error: Any, exc: Exception) -> str:
     return error.str() if hasattr(error, "str") else str(exc)
-
-
-def _abort_quietly(producer: Any) -> None:
-    """Abort the open transaction; a fenced producer may not, and the next attempt will."""
-    from confluent_kafka import KafkaException
-
-    try:
-        producer.abort_transaction(_CALL_TIMEOUT_S)
-    except KafkaException:
-        pass
