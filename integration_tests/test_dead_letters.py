@@ -21,11 +21,20 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
 
 from integration_tests.kafka_helpers import Record, create_topic, produce, read_all
 from integration_tests.query_process import start_query_process, stop_query_process
-from integration_tests.spark_helpers import wait_until
+from integration_tests.spark_helpers import (
+    OUR_FORMAT,
+    batch_read,
+    kafka_stream,
+    run_available_now,
+    wait_until,
+)
 from kafka_rescalable.state.dead_letters import HEADER_PREFIX
 
 PARTITIONS = 2
@@ -188,3 +197,66 @@ def test_dead_letters_are_written_once_across_a_kill_and_never_reach_the_output(
         written[position] += 1
     assert not set(written) & bad, "a record that did not decode reached the output"
     assert set(written) == good and max(written.values()) == 1
+
+
+def test_a_batch_read_twice_by_foreach_batch_writes_each_dead_letter_once(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    """A second read of a batch finds the first's marker and writes no dead letter again.
+
+    ``foreachBatch`` reading its DataFrame twice reads each batch twice. Also: the reason is
+    ``decodeError``'s, and ``spark.read`` refuses the option, saying what to use instead.
+    """
+    source, dead = f"{topic_name}-in", f"{topic_name}-dead"
+    create_topic(kafka_bootstrap, source, partitions=PARTITIONS)
+    create_topic(kafka_bootstrap, dead, partitions=1)
+    records = [_record(i) for i in range(60)]
+    positions = produce(kafka_bootstrap, source, records)
+    bad = {p for p, i in zip(positions, range(60), strict=True) if _bad(i)}
+    options = {"valueFormat": "json", "valueSchema": "id BIGINT"}
+    reads: list[list[tuple[int, int]]] = []
+
+    def twice(batch: DataFrame, _batch_id: int) -> None:
+        for _ in range(2):
+            reads.append(sorted((r.partition, r.offset) for r in batch.collect()))
+
+    query = (
+        kafka_stream(
+            spark,
+            kafka_bootstrap,
+            source,
+            deadLetterTopic=dead,
+            maxOffsetsPerTrigger="25",
+            **options,
+        )
+        .writeStream.foreachBatch(twice)
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    run_available_now(query)
+
+    assert reads[0::2] == reads[1::2], "both reads of a batch see the same records"
+    assert sorted(p for read in reads[0::2] for p in read) == sorted(set(positions) - bad)
+    letters = read_all(kafka_bootstrap, dead, "read_committed", 60)
+    reasons = {
+        (
+            int(dict(letter.headers)[f"{HEADER_PREFIX}partition"]),
+            int(dict(letter.headers)[f"{HEADER_PREFIX}offset"]),
+        ): dict(letter.headers)[f"{HEADER_PREFIX}reason"].decode()
+        for letter in letters
+    }
+    assert len(letters) == len(bad) and set(reasons) == bad
+    permissive = batch_read(
+        spark, OUR_FORMAT, kafka_bootstrap, source, mode="PERMISSIVE", **options
+    )
+    assert reasons == {
+        (row.partition, row.offset): row.decodeError
+        for row in permissive.where("decodeError IS NOT NULL").collect()
+    }
+
+    with pytest.raises(PySparkException) as refused:
+        batch_read(
+            spark, OUR_FORMAT, kafka_bootstrap, source, deadLetterTopic=dead, **options
+        ).collect()
+    assert "'deadLetterTopic'" in str(refused.value) and "readStream" in str(refused.value)
