@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_rescalable.errors import (
     CheckpointOffsetError,
     DataLossError,
+    DeadLetterWriteError,
     EnvironmentPackError,
     InvalidOptionError,
     KafkaAuthenticationError,
@@ -70,6 +71,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointOffsetError",
     "DataLossError",
+    "DeadLetterWriteError",
     "DuplicatePartitionError",
     "EnvironmentPackError",
     "ForeignCheckpointError",

@@ -26,6 +26,7 @@ __all__ = [
     "CheckpointOffsetError",
     "SinkInputError",
     "KafkaWriteError",
+    "DeadLetterWriteError",
     "MissingExtraError",
     "MetricsEndpointError",
     "PayloadDecodeError",
@@ -176,6 +177,14 @@ class KafkaWriteError(KafkaSourceError):
     def __init__(self, message: str, kafka_error: object | None = None) -> None:
         self.kafka_error = kafka_error
         super().__init__(message)
+
+
+class DeadLetterWriteError(KafkaWriteError):
+    """A reader task could not write its dead letters to ``deadLetterTopic``, or commit them.
+
+    The task fails rather than drop a record that did not decode; Spark retries it, and the
+    retry writes only the dead letters no attempt committed. ``kafka_error`` keeps the cause.
+    """
 
 
 class MissingExtraError(KafkaSourceError, ImportError):

@@ -93,6 +93,35 @@ def test_typed_json_decodes_and_explains_what_does_not(
     assert rows[1].id is None and rows[1].decodeError
 
 
+def test_dead_letters_leave_the_output_for_their_topic(
+    spark: SparkSession, kafka_bootstrap: str, topic_name: str, tmp_path: Path
+) -> None:
+    dead_topic = f"{topic_name}-dead"
+    create_topic(kafka_bootstrap, topic_name, partitions=2)
+    create_topic(kafka_bootstrap, dead_topic, partitions=1)
+    values = [b'{"id": 1, "amount": 2.5}', b"{not json", b'{"id": 3, "amount": 1}', b"[]"]
+    positions = produce(
+        kafka_bootstrap,
+        topic_name,
+        [
+            Record(value, headers=(("trace", b"t%d" % i),), partition=i % 2)
+            for i, value in enumerate(values)
+        ],
+    )
+
+    found = run_snippet(
+        "dead_letters.py", _env(kafka_bootstrap, topic_name, tmp_path, DOCS_DEAD_TOPIC=dead_topic)
+    )
+
+    assert sorted(tuple(row) for row in found["decoded"]) == [(1, 2.5), (3, 1.0)]
+    letters = sorted((row.raw, int(row.source_offset), row.reason) for row in found["rows"])
+    assert [(raw, offset) for raw, offset, _ in letters] == [
+        ("[]", positions[3][1]),
+        ("{not json", positions[1][1]),
+    ]
+    assert all(reason.startswith("value: ") for _, _, reason in letters)
+
+
 def test_typed_avro_reads_registry_framed_orders_and_writes_avro(
     spark: SparkSession,
     kafka_bootstrap: str,

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from kafka_rescalable.config.kafka_config import redacted_settings, translate_kafka_settings
-from kafka_rescalable.config.rules import offset_bounds, subscription
+from kafka_rescalable.config.rules import dead_letters_outside, offset_bounds, subscription
 from kafka_rescalable.config.table import (
     OPTIONS,
     OPTIONS_BY_KEY,
@@ -149,6 +149,8 @@ def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
     values = read_table(raw, mode)
     subscribed = subscription(values)
     starting, ending = offset_bounds(values, mode, subscribed)
+    payloads = payload_settings(values, raw)
+    dead_letters_outside(payloads.dead_letter_topic, subscribed)
     return KafkaSourceOptions(
         subscription=subscribed,
         bootstrap_servers=bootstrap,
@@ -157,7 +159,7 @@ def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
         ending=ending,
         group_id=translated.settings.get("group.id"),
         batch_size=translated.max_poll_records or 10_000,
-        payloads=payload_settings(values, raw),
+        payloads=payloads,
         **{option.field: values[option.name] for option in OPTIONS if option.field},
     )
 

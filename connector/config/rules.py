@@ -21,7 +21,7 @@ from kafka_rescalable.config.values import (
 )
 from kafka_rescalable.errors import InvalidOptionError
 
-__all__ = ["offset_bounds", "subscription"]
+__all__ = ["dead_letters_outside", "offset_bounds", "subscription"]
 
 _SUBSCRIPTION_OPTIONS = ("subscribe", "subscribePattern", "assign")
 
@@ -43,6 +43,22 @@ def subscription(values: Mapping[str, Any]) -> Subscription:
         )
         raise InvalidOptionError("subscribe/subscribePattern/assign", msg)
     return values[given[0]]
+
+
+def dead_letters_outside(topic: str | None, subscribed: Subscription) -> None:
+    """Refuse a ``deadLetterTopic`` the query reads: its dead letters would be read again.
+
+    Raises
+    ------
+    InvalidOptionError
+        When the subscription takes the topic.
+    """
+    if topic is not None and subscribed.matches(topic):
+        msg = (
+            f"the query reads {topic!r} ({subscribed.describe()}), so it would read its own "
+            "dead letters and write them again; name a topic outside the subscription"
+        )
+        raise InvalidOptionError("deadLetterTopic", msg)
 
 
 def offset_bounds(

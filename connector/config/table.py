@@ -175,6 +175,9 @@ class Option:
     elsewhere
         Why the side that does not take the option refuses it, when there is more to say than
         :data:`WRONG_SIDE` does; ``None``: that message.
+    wrong_mode
+        Why a read mode that does not take the option refuses it, when there is more to say
+        than :data:`WRONG_MODE` does; ``None``: that message.
     """
 
     name: str
@@ -187,6 +190,7 @@ class Option:
     secret: bool = False
     sides: frozenset[Side] = SOURCE_ONLY
     elsewhere: str | None = None
+    wrong_mode: str | None = None
 
     @property
     def key(self) -> str:
@@ -198,6 +202,14 @@ class Option:
         if isinstance(self.default, Mapping):
             return None if mode is None else self.default.get(mode)
         return self.default
+
+
+_DEAD_LETTERS_NEED_A_STREAM: Final = (
+    "it is only valid for streaming queries (spark.readStream): dead letters are written "
+    "exactly once per micro-batch of a query, which a batch read does not have. Read the "
+    "topic with spark.readStream and trigger(availableNow=True), or use mode 'PERMISSIVE' "
+    "and filter on the 'decodeError' column"
+)
 
 
 TABLE: Final[tuple[Option, ...]] = (
@@ -310,13 +322,30 @@ TABLE: Final[tuple[Option, ...]] = (
     Option(
         "mode",
         None,
-        Choice(("failfast", "permissive"), "'FAILFAST' or 'PERMISSIVE'"),
+        Choice(
+            ("failfast", "permissive", "deadletter"), "'FAILFAST', 'PERMISSIVE' or 'DEADLETTER'"
+        ),
         default="FAILFAST",
         elsewhere=(
-            "it is a source option (FAILFAST or PERMISSIVE: what a record that does not decode "
-            "does); the sink encodes, and a row that does not encode always fails its task. "
-            "Remove it from the sink's options"
+            "it is a source option (FAILFAST, PERMISSIVE or DEADLETTER: what a record that does "
+            "not decode does); the sink encodes, and a row that does not encode always fails "
+            "its task. Remove it from the sink's options"
         ),
+    ),
+    Option(
+        "deadLetterTopic",
+        None,
+        NonBlank("it is empty; give the topic that records which do not decode are written to"),
+        modes=STREAM_ONLY,
+        wrong_mode=_DEAD_LETTERS_NEED_A_STREAM,
+    ),
+    Option(
+        "deadLetterTransactionalIdPrefix",
+        None,
+        NonBlank("it is empty; give a prefix"),
+        default="kafka-rescalable-deadletter",
+        modes=STREAM_ONLY,
+        wrong_mode=_DEAD_LETTERS_NEED_A_STREAM,
     ),
     Option(
         "topic",
@@ -500,7 +529,7 @@ def read_table(raw: Mapping[str, str], mode: Mode | None, side: Side = "source")
     for option in _BY_SIDE[side].values():
         if mode is not None and mode not in option.modes:
             if option.key in raw:
-                raise InvalidOptionError(option.name, WRONG_MODE[mode])
+                raise InvalidOptionError(option.name, option.wrong_mode or WRONG_MODE[mode])
             values[option.name] = None
         elif any(winner.lower() in raw for winner in option.overridden_by):
             values[option.name] = None

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
+from kafka_rescalable.executor.dead_letters import decode_with_dead_letters
 from kafka_rescalable.executor.range_reader import read_ranges
 from kafka_rescalable.formats.decoding import decode_batch
 from kafka_rescalable.task import KafkaInputPartition, RangeReadSettings
@@ -31,4 +32,6 @@ def read_input_partition(
     plan = settings.decode
     if plan is None:
         return batches
+    if settings.dead_letters is not None:
+        return decode_with_dead_letters(batches, partition.ranges, plan, settings.dead_letters)
     return (decode_batch(batch, plan) for batch in batches)

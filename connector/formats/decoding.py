@@ -3,7 +3,8 @@
 The range reader yields Spark's Kafka columns (``key`` and ``value`` as bytes); this replaces
 the typed ones in place, keeping every other column, so the read path, offsets and timestamps
 are the same whatever the format. Under ``PERMISSIVE`` a ``decodeError`` column is appended,
-null for every record that decoded.
+null for every record that decoded. Under ``DEADLETTER``, :func:`decode_separating` sets the
+records that did not decode apart, for the dead-letter topic.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from kafka_rescalable.errors import PayloadDecodeError, RecordDecodeError, Schem
 from kafka_rescalable.formats.codec import ColumnDecoder, Decoder, ReaderSchema, codec_for
 from kafka_rescalable.formats.options import DecodeMode, RegistrySettings
 
-__all__ = ["DECODE_ERROR_COLUMN", "DecodePlan", "decode_batch"]
+__all__ = ["DECODE_ERROR_COLUMN", "DecodePlan", "Separated", "decode_batch", "decode_separating"]
 
 DECODE_ERROR_COLUMN: Final = "decodeError"
 """Under ``mode`` ``PERMISSIVE``: why a record's key or value did not decode, else null."""
@@ -72,13 +73,50 @@ def _columns(plan: DecodePlan) -> tuple[_Column, ...]:
 def decode_batch(batch: pa.RecordBatch, plan: DecodePlan) -> pa.RecordBatch:
     """Decode ``batch``'s typed columns.
 
+    Under ``DEADLETTER`` the records that did not decode are still in the batch, with null
+    columns: :func:`decode_separating` is the function for that mode.
+
     Raises
     ------
     RecordDecodeError
         Under ``FAILFAST``, for the first record whose key or value does not decode, naming
         its topic-partition, offset, column, writer schema id and the reason.
     """
-    permissive = plan.mode is DecodeMode.PERMISSIVE
+    arrays, fields, reasons = _decode(batch, plan)
+    if plan.mode is DecodeMode.PERMISSIVE:
+        arrays.append(pa.array(reasons, pa.string()))
+        fields.append(pa.field(DECODE_ERROR_COLUMN, pa.string()))
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+@dataclass(frozen=True)
+class Separated:
+    """A batch decoded under ``DEADLETTER``: the rows that decoded, and those that did not.
+
+    ``bad_rows`` are row numbers of the batch as it was read (raw bytes, which a dead letter
+    carries); ``reasons`` the matching texts, as ``decodeError`` would give them.
+    """
+
+    good: pa.RecordBatch
+    bad_rows: tuple[int, ...]
+    reasons: tuple[str, ...]
+
+
+def decode_separating(batch: pa.RecordBatch, plan: DecodePlan) -> Separated:
+    """Decode ``batch`` and set apart the records whose key or value does not decode."""
+    arrays, fields, reasons = _decode(batch, plan)
+    decoded = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+    if reasons.count(None) == len(reasons):  # the common case, counted without a Python loop
+        return Separated(decoded, (), ())
+    bad_rows = tuple(row for row, reason in enumerate(reasons) if reason is not None)
+    good = decoded.filter(pa.array([reason is None for reason in reasons]))
+    return Separated(good, bad_rows, tuple(reasons[row] or "" for row in bad_rows))
+
+
+def _decode(
+    batch: pa.RecordBatch, plan: DecodePlan
+) -> tuple[list[pa.Array], list[pa.Field], list[str | None]]:
+    permissive = plan.mode is not DecodeMode.FAILFAST  # reasons are collected, not raised
     reasons: list[str | None] = [None] * batch.num_rows
     names = batch.schema.names
     arrays = list(batch.columns)
@@ -91,10 +129,7 @@ def decode_batch(batch: pa.RecordBatch, plan: DecodePlan) -> pa.RecordBatch:
             whole = _to_arrow(batch, column, values, reasons, permissive)
         arrays[index] = whole
     fields = [pa.field(name, array.type) for name, array in zip(names, arrays, strict=True)]
-    if permissive:
-        arrays.append(pa.array(reasons, pa.string()))
-        fields.append(pa.field(DECODE_ERROR_COLUMN, pa.string()))
-    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+    return arrays, fields, reasons
 
 
 def _decode_all(
@@ -167,7 +202,8 @@ def _refuse(
     msg = (
         f"the {column} of the record at {topic}-{partition} offset {offset}{written} could not "
         f"be decoded: {reason}. Set 'mode' to 'PERMISSIVE' to read on, with the reason in the "
-        f"'{DECODE_ERROR_COLUMN}' column, or fix the schema options"
+        f"'{DECODE_ERROR_COLUMN}' column, set 'deadLetterTopic' to write such records there, "
+        "or fix the schema options"
     )
     raise RecordDecodeError(msg, topic, partition, offset, schema_id) from error
 

@@ -63,6 +63,8 @@ class DecodeMode(enum.Enum):
     """The task fails, naming the record: nothing is skipped silently."""
     PERMISSIVE = "permissive"
     """The column is null and the reason is in the record's ``decodeError`` column."""
+    DEADLETTER = "deadletter"
+    """The record goes, raw, to ``deadLetterTopic`` with the reason, and not to the output."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -164,6 +166,10 @@ class PayloadSettings:
     value: PayloadOptions
     mode: DecodeMode = DecodeMode.FAILFAST
     registry: RegistrySettings | None = None
+    dead_letter_topic: str | None = None
+    """Where records that do not decode go, under ``DecodeMode.DEADLETTER``."""
+    dead_letter_prefix: str = "kafka-rescalable-deadletter"
+    """``deadLetterTransactionalIdPrefix``: the producers' transactional ids and marker group."""
 
     @property
     def typed(self) -> bool:
@@ -239,8 +245,35 @@ def payload_settings(values: Mapping[str, Any], raw: Mapping[str, str]) -> Paylo
             raise InvalidOptionError(first, msg)
         registry = RegistrySettings(tuple(sorted(config.items())))
     key, value = (_column(column, values, registry) for column in ("key", "value"))
+    topic = values.get("deadLetterTopic")
+    mode = _mode(values, "mode" in raw, topic, key.typed or value.typed)
+    prefix = values.get("deadLetterTransactionalIdPrefix") or "kafka-rescalable-deadletter"
+    return PayloadSettings(key, value, mode, registry, topic, prefix)
+
+
+def _mode(values: Mapping[str, Any], given: bool, topic: str | None, typed: bool) -> DecodeMode:
+    """``mode``, with ``deadLetterTopic`` implying ``DEADLETTER`` and refusing the others."""
     mode = DecodeMode(values.get("mode") or "failfast")
-    return PayloadSettings(key, value, mode, registry)
+    if topic is None:
+        if mode is DecodeMode.DEADLETTER:
+            msg = "mode 'DEADLETTER' writes records that do not decode there: name the topic"
+            raise InvalidOptionError("deadLetterTopic", msg)
+        return mode
+    if given and mode is not DecodeMode.DEADLETTER:
+        msg = (
+            f"'{mode.value.upper()}' contradicts 'deadLetterTopic': a record that does not "
+            "decode either fails the query (FAILFAST), is kept with its reason in "
+            "'decodeError' (PERMISSIVE) or goes to the dead-letter topic (DEADLETTER). "
+            "Remove 'mode' or 'deadLetterTopic'"
+        )
+        raise InvalidOptionError("mode", msg)
+    if not typed:
+        msg = (
+            "only a typed key or value can fail to decode: set 'valueFormat' or 'keyFormat' "
+            "(string, json, avro, protobuf), or remove 'deadLetterTopic'"
+        )
+        raise InvalidOptionError("deadLetterTopic", msg)
+    return DecodeMode.DEADLETTER
 
 
 def _column(

@@ -26,7 +26,7 @@ replayed after a longer stop would be written again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Final
@@ -39,9 +39,15 @@ from kafka_rescalable.sink.rows import SinkColumns, first_topic
 from kafka_rescalable.sink.worker_input import input_complete
 from kafka_rescalable.state.sink_commits import SinkMarker, must_write
 
-__all__ = ["SinkTask", "write_exactly_once"]
+__all__ = [
+    "CALL_TIMEOUT_S",
+    "SinkTask",
+    "abort_quietly",
+    "transactional_clients",
+    "write_exactly_once",
+]
 
-_CALL_TIMEOUT_S: Final = 120.0
+CALL_TIMEOUT_S: Final = 120.0
 """Bound on each transactional call; librdkafka retries inside it."""
 MARKER_PARTITION: Final = 0
 
@@ -86,21 +92,14 @@ def write_exactly_once(
     marker_topic = first_topic(first, columns)
     name = task.transactional_id(options.transactional_id_prefix)
     failures = DeliveryFailures()
-    producer = kafka_clients.sink_producer(
-        options.bootstrap_servers,
-        options.kafka_settings,
-        kafka_clients.ClientErrors(),
-        failures,
-        transactional_id=name,
-    )
-    consumer = kafka_clients.sink_marker_consumer(
-        options.bootstrap_servers, options.kafka_settings, name
+    producer, consumer = transactional_clients(
+        options.bootstrap_servers, options.kafka_settings, name, name, failures
     )
     began = False
     try:
-        producer.init_transactions(_CALL_TIMEOUT_S)
+        producer.init_transactions(CALL_TIMEOUT_S)
         marker = TopicPartition(marker_topic, MARKER_PARTITION)
-        (committed,) = consumer.committed([marker], timeout=_CALL_TIMEOUT_S)
+        (committed,) = consumer.committed([marker], timeout=CALL_TIMEOUT_S)
         if committed.error is not None:
             raise KafkaException(committed.error)
         if not must_write(committed.offset, task.batch_id):
@@ -110,7 +109,7 @@ def write_exactly_once(
         count = produce_all(producer, chain([first], rest), columns, failures)
         if input_complete() is False:
             began = False
-            _abort_quietly(producer)
+            abort_quietly(producer)
             msg = (
                 f"the input of sink partition {task.partition} (batch {task.batch_id}) ended "
                 f"early, after {count} rows: something before the sink failed in this task. "
@@ -120,14 +119,14 @@ def write_exactly_once(
         done = SinkMarker(task.batch_id, task.partition, task.attempt, count)
         offsets = [TopicPartition(marker_topic, MARKER_PARTITION, done.offset, done.to_metadata())]
         producer.send_offsets_to_transaction(
-            offsets, consumer.consumer_group_metadata(), _CALL_TIMEOUT_S
+            offsets, consumer.consumer_group_metadata(), CALL_TIMEOUT_S
         )
-        producer.commit_transaction(_CALL_TIMEOUT_S)
+        producer.commit_transaction(CALL_TIMEOUT_S)
         failures.raise_if_any()
         return TaskOutcome(count)
     except BaseException as exc:
         if began:
-            _abort_quietly(producer)
+            abort_quietly(producer)
         if not isinstance(exc, KafkaException):
             raise
         failures.raise_if_any()
@@ -139,15 +138,38 @@ def write_exactly_once(
         consumer.close()
 
 
+def transactional_clients(
+    bootstrap_servers: str,
+    settings: Mapping[str, Any],
+    transactional_id: str,
+    group: str,
+    failures: DeliveryFailures,
+) -> tuple[Any, Any]:
+    """Open a transactional producer and the consumer that reads and commits its marker.
+
+    Also used by the source's dead letters (``kafka_rescalable.executor.dead_letter_commits``),
+    which follow the same protocol.
+    """
+    producer = kafka_clients.sink_producer(
+        bootstrap_servers,
+        settings,
+        kafka_clients.ClientErrors(),
+        failures,
+        transactional_id=transactional_id,
+    )
+    consumer = kafka_clients.sink_marker_consumer(bootstrap_servers, settings, group)
+    return producer, consumer
+
+
 def _first_non_empty(batches: Iterator[Any]) -> Any:
     return next((batch for batch in batches if batch.num_rows), None)
 
 
-def _abort_quietly(producer: Any) -> None:
+def abort_quietly(producer: Any) -> None:
     """Abort the open transaction; a fenced producer may not, and the next attempt will."""
     from confluent_kafka import KafkaException
 
     try:
-        producer.abort_transaction(_CALL_TIMEOUT_S)
+        producer.abort_transaction(CALL_TIMEOUT_S)
     except KafkaException:
         pass

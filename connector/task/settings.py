@@ -10,6 +10,7 @@ from kafka_rescalable.config.options import KafkaSourceOptions
 from kafka_rescalable.consumer_pool import IDLE_TIMEOUT_S
 from kafka_rescalable.formats.decoding import DecodePlan
 from kafka_rescalable.kafka_clients import executor_config
+from kafka_rescalable.task.dead_letters import DeadLetterTarget, dead_letter_target
 
 __all__ = ["RangeReadSettings", "read_settings"]
 
@@ -30,6 +31,8 @@ class RangeReadSettings:
     """How long the worker's pool keeps a consumer no task uses (``consumer_pool``)."""
     decode: DecodePlan | None = None
     """How typed keys and values are decoded (``valueFormat``, ...); ``None``: raw bytes."""
+    dead_letters: DeadLetterTarget | None = None
+    """Where records that do not decode go (``deadLetterTopic``); ``None``: not written."""
 
     def __repr__(self) -> str:
         """Every field, with secret consumer settings replaced by ``'***'``."""
@@ -39,7 +42,7 @@ class RangeReadSettings:
             f"fail_on_data_loss={self.fail_on_data_loss!r}, "
             f"poll_timeout_ms={self.poll_timeout_ms!r}, batch_size={self.batch_size!r}, "
             f"consumer_idle_timeout_s={self.consumer_idle_timeout_s!r}, "
-            f"decode={self.decode!r})"
+            f"decode={self.decode!r}, dead_letters={self.dead_letters!r})"
         )
 
 
@@ -50,11 +53,14 @@ def read_settings(
 
     ``decode`` says how typed keys and values are decoded (see :mod:`kafka_rescalable.formats`).
     """
+    dead_letters = dead_letter_target(options)
     return RangeReadSettings(
         consumer_config=executor_config(options),
-        include_headers=options.include_headers,
+        # A dead letter carries its record's headers: they are read even when not output.
+        include_headers=options.include_headers or dead_letters is not None,
         fail_on_data_loss=options.fail_on_data_loss,
         poll_timeout_ms=options.poll_timeout_ms,
         batch_size=options.batch_size,
         decode=decode,
+        dead_letters=dead_letters,
     )

@@ -12,22 +12,27 @@ from __future__ import annotations
 
 from typing import Final
 
-OURS: Final[frozenset[str]] = frozenset({
-    "startingOffsetsFromGroup",
-    "minRecordsPerPartition",
-    "fetchOffset.retryTimeout",
-    "missingTopicTimeout",
-    "parallelism",
-    "parallelismUiUrl",
-    "commitOffsetsToGroup",
-    "maxEventTimeDrift",
-    "idleTimeout",
-    *(f"{column}{what}" for column in ("key", "value")
-      for what in ("Format", "Schema", "Message", "Subject", "Framing")),
-    "mode",
-    "deliveryGuarantee",
-    "transactionalIdPrefix",
-})
+OURS: Final[frozenset[str]] = frozenset(
+    {
+        "startingOffsetsFromGroup",
+        "minRecordsPerPartition",
+        "fetchOffset.retryTimeout",
+        "missingTopicTimeout",
+        "parallelism",
+        "parallelismUiUrl",
+        "commitOffsetsToGroup",
+        "maxEventTimeDrift",
+        "idleTimeout",
+        *(
+            f"{column}{what}"
+            for column in ("key", "value")
+            for what in ("Format", "Schema", "Message", "Subject", "Framing")
+        ),
+        "mode",
+        "deliveryGuarantee",
+        "transactionalIdPrefix",
+    }
+)
 """Options of this project, which Spark's built-in Kafka source and sink do not have (✱)."""
 
 SOURCE: Final[dict[str, str]] = {
@@ -159,7 +164,16 @@ SOURCE: Final[dict[str, str]] = {
     "mode": (
         "A record that does not decode: `FAILFAST` fails the task naming topic, partition, "
         "offset and schema id; `PERMISSIVE` makes the column null and gives the reason in a "
-        "`decodeError` column."
+        "`decodeError` column; `DEADLETTER` (implied by `deadLetterTopic`) writes the record "
+        "to `deadLetterTopic` instead of the output."
+    ),
+    "deadLetterTopic": (
+        "Streaming only: records whose key or value does not decode are written there, raw, "
+        "with their headers and the reason, exactly once, and left out of the output."
+    ),
+    "deadLetterTransactionalIdPrefix": (
+        "Prefix of the dead-letter producers' transactional ids and of their marker group "
+        "(`<prefix>-<query id>`), for ACLs."
     ),
 }
 """What each source option does, by its name in the table."""
