@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 import fastavro
@@ -79,7 +79,7 @@ def _new_named(draw: st.DrawFn, kind: str) -> tuple[Any, st.SearchStrategy[Any]]
     precision = draw(st.integers(1, 38))
     scale = draw(st.integers(0, precision))
     digits = st.integers(-(10**precision) + 1, 10**precision - 1)
-    values = digits.map(lambda unscaled: Decimal(unscaled).scaleb(-scale))
+    values = digits.map(lambda unscaled: _decimal(unscaled, scale))
     if kind == "decimal-bytes":
         schema: dict[str, Any] = {"type": "bytes"}
     else:
@@ -274,7 +274,17 @@ def _strategy(schema: Any, named: dict[str, Any]) -> st.SearchStrategy[Any]:
     if logical == "decimal":
         digits = 10 ** schema["precision"] - 1
         scale = schema["scale"]
-        return st.integers(-digits, digits).map(lambda unscaled: Decimal(unscaled).scaleb(-scale))
+        return st.integers(-digits, digits).map(lambda unscaled: _decimal(unscaled, scale))
     if kind == "fixed":
         return st.binary(min_size=schema["size"], max_size=schema["size"])
     return _strategy(kind, named)
+
+
+_EXACT = Context(prec=40)
+"""Room for Avro's 38 decimal digits: the default context's 28 would round a value drawn
+with more digits up past its schema's precision."""
+
+
+def _decimal(unscaled: int, scale: int) -> Decimal:
+    """The decimal ``unscaled * 10**-scale``, every digit kept."""
+    return Decimal(unscaled).scaleb(-scale, _EXACT)
