@@ -40,6 +40,7 @@ from kafka_rescalable.errors import (
     RecordDecodeError,
     SchemaRegistryError,
     SinkInputError,
+    TokenProviderError,
     UnsupportedKafkaSettingError,
 )
 from kafka_rescalable.state.errors import (
@@ -91,6 +92,7 @@ __all__ = [
     "SchemaRegistryError",
     "SinkInputError",
     "StateError",
+    "TokenProviderError",
     "UnknownPartitionError",
     "UnsupportedKafkaSettingError",
     "__version__",

@@ -33,6 +33,7 @@ from typing import Any, Final
 from kafka_rescalable._logging import logger
 from kafka_rescalable.config.options import KafkaSourceOptions
 from kafka_rescalable.consumer_pool import IDLE_TIMEOUT_S, Loan, process_pool
+from kafka_rescalable.token_callback import open_client
 
 __all__ = [
     "ClientErrors",
@@ -136,18 +137,24 @@ librdkafka_logger: Final = _make_librdkafka_logger()
 
 
 def _common(options: KafkaSourceOptions) -> dict[str, Any]:
-    return {
+    common: dict[str, Any] = {
         "isolation.level": "read_uncommitted",
         **options.kafka_settings,
         "bootstrap.servers": options.bootstrap_servers,
     }
+    if options.token_provider is not None:
+        # The provider's path, not a function: it is pickled to the executors and keys the
+        # consumer pool; open_client makes it confluent-kafka's oauth_cb.
+        common["oauth_cb"] = options.token_provider
+    return common
 
 
 def driver_consumer(options: KafkaSourceOptions, errors: ClientErrors) -> Any:
     """Open a consumer for metadata and offset lookups: it never subscribes, fetches or commits."""
     from confluent_kafka import Consumer
 
-    return Consumer(
+    return open_client(
+        Consumer,
         {
             **_common(options),
             # Spark's built-in source also names its driver consumer's group "...-driver".
@@ -155,7 +162,7 @@ def driver_consumer(options: KafkaSourceOptions, errors: ClientErrors) -> Any:
             "enable.auto.commit": False,
             "logger": librdkafka_logger,
             "error_cb": errors,
-        }
+        },
     )
 
 
@@ -169,7 +176,7 @@ def admin_client(options: KafkaSourceOptions, errors: ClientErrors) -> Any:
         if key not in ("isolation.level",) and not key.startswith("fetch.")
     }
     config.update({"logger": librdkafka_logger, "error_cb": errors})
-    return AdminClient(config)
+    return open_client(AdminClient, config)
 
 
 def probe_consumer(options: KafkaSourceOptions) -> Any:
@@ -179,7 +186,8 @@ def probe_consumer(options: KafkaSourceOptions) -> Any:
     """
     from confluent_kafka import Consumer
 
-    return Consumer(
+    return open_client(
+        Consumer,
         {
             **_common(options),
             "group.id": options.group_id or f"{options.group_id_prefix}-probe-driver",
@@ -187,7 +195,7 @@ def probe_consumer(options: KafkaSourceOptions) -> Any:
             "enable.partition.eof": True,
             "auto.offset.reset": "earliest",  # a probe only: a deleted record is no error here
             "logger": librdkafka_logger,
-        }
+        },
     )
 
 
@@ -195,13 +203,14 @@ def group_committer(options: KafkaSourceOptions, group: str) -> Any:
     """Open a consumer that never subscribes: it only commits offsets for ``group``."""
     from confluent_kafka import Consumer
 
-    return Consumer(
+    return open_client(
+        Consumer,
         {
             **_common(options),
             "group.id": group,
             "enable.auto.commit": False,
             "logger": librdkafka_logger,
-        }
+        },
     )
 
 
@@ -223,7 +232,9 @@ def executor_consumer(
     """Open an executor's range-reading consumer, ``config`` from :func:`executor_config`."""
     from confluent_kafka import Consumer
 
-    return Consumer({**config, **overrides, "logger": librdkafka_logger, "error_cb": errors})
+    return open_client(
+        Consumer, {**config, **overrides, "logger": librdkafka_logger, "error_cb": errors}
+    )
 
 
 def lend_executor_consumer(
@@ -295,7 +306,7 @@ def sink_producer(
     }
     if transactional_id is not None:
         config["transactional.id"] = transactional_id
-    return Producer(config)
+    return open_client(Producer, config)
 
 
 def sink_marker_consumer(bootstrap_servers: str, settings: Mapping[str, Any], group: str) -> Any:
@@ -310,7 +321,8 @@ def sink_marker_consumer(bootstrap_servers: str, settings: Mapping[str, Any], gr
 
     producer_only = ("linger.", "batch.", "queue.buffering.", "compression.", "acks", "partitioner")
     config = {k: v for k, v in settings.items() if not k.startswith(producer_only)}
-    return Consumer(
+    return open_client(
+        Consumer,
         {
             **config,
             "bootstrap.servers": bootstrap_servers,
@@ -318,5 +330,5 @@ def sink_marker_consumer(bootstrap_servers: str, settings: Mapping[str, Any], gr
             "isolation.level": "read_committed",
             "enable.auto.commit": False,
             "logger": librdkafka_logger,
-        }
+        },
     )

@@ -152,7 +152,7 @@ def write_at_least_once(
     failures = DeliveryFailures()
     errors = kafka_clients.ClientErrors()
     producer = kafka_clients.sink_producer(
-        options.bootstrap_servers, options.kafka_settings, errors, failures
+        options.bootstrap_servers, options.client_settings, errors, failures
     )
     count = produce_all(producer, batches, columns, failures)
     left = producer.flush()

@@ -88,13 +88,13 @@ def write_exactly_once(
     failures = DeliveryFailures()
     producer = kafka_clients.sink_producer(
         options.bootstrap_servers,
-        options.kafka_settings,
+        options.client_settings,
         kafka_clients.ClientErrors(),
         failures,
         transactional_id=name,
     )
     consumer = kafka_clients.sink_marker_consumer(
-        options.bootstrap_servers, options.kafka_settings, name
+        options.bootstrap_servers, options.client_settings, name
     )
     began = False
     try:
