@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from kafka_rescalable.errors import InvalidOptionError, TokenProviderError
 from kafka_rescalable.sink.options import parse as parse_sink
 from kafka_rescalable.token_callback import TokenCallback, open_client
 
-PROVIDERS = '''
+PROVIDERS = """
 import time
 calls = []
 
@@ -33,7 +34,7 @@ def not_a_tuple(config):
     return "just-a-token"
 
 NOT_CALLABLE = 3
-'''
+"""
 
 SASL = {
     "kafka.bootstrap.servers": "127.0.0.1:9",
@@ -44,8 +45,8 @@ SASL = {
 
 
 @pytest.fixture
-def providers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A provider module on the path, under a unique name; returns the name."""
+def providers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Put a provider module on the path, under a unique name; yield the name."""
     name = f"token_providers_{tmp_path.name.replace('-', '_')}"
     (tmp_path / f"{name}.py").write_text(textwrap.dedent(PROVIDERS))
     monkeypatch.syspath_prepend(str(tmp_path))
