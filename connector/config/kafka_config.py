@@ -211,7 +211,9 @@ def check_client_accepts(settings: Mapping[str, str]) -> None:
     """
     from confluent_kafka import Consumer, KafkaException
 
-    config = {"group.id": "kafka-rescalable-validation", **settings}
+    # Silent: with OAUTHBEARER/OIDC it starts fetching a token in the background, and would
+    # print that attempt's lines to stderr; a bad setting raises here, it is not logged.
+    config = {"group.id": "kafka-rescalable-validation", **settings, "log_level": 0}
     try:
         Consumer(config).close()
     except KafkaException as exc:
