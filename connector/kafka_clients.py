@@ -62,6 +62,15 @@ _CERTIFICATE = re.compile(r"certificate|verify", re.IGNORECASE)
 going down will."""
 
 
+_PROVIDER_REFUSAL = re.compile(
+    r'"error"\s*:\s*"(invalid_client|unauthorized_client|invalid_grant|invalid_scope'
+    r'|invalid_request|unsupported_grant_type)"'
+)
+"""An OIDC token endpoint's own refusal (RFC 6749, section 5.2: a wrong client secret, an
+unknown client or scope), which librdkafka quotes in its error. Waiting does not change it,
+unlike an unreachable provider or a broker that just restarted."""
+
+
 @dataclass
 class ClientErrors:
     """The errors librdkafka reported through ``error_cb`` for one client.
@@ -73,6 +82,8 @@ class ClientErrors:
 
     last: Any = None
     authentication: Any = None
+    definitive: bool = False
+    """Whether ``authentication`` is an OIDC provider's refusal of the client: final at once."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __call__(self, error: Any) -> None:
@@ -82,12 +93,14 @@ class ClientErrors:
             code = error.code()
             if code in _AUTHENTICATION_CODES or (code == _SSL and _CERTIFICATE.search(error.str())):
                 self.authentication = error
+                self.definitive = _PROVIDER_REFUSAL.search(error.str()) is not None
 
     def clear(self) -> None:
         """Forget what was recorded: a broker that restarts may refuse logins for a moment."""
         with self._lock:
             self.last = None
             self.authentication = None
+            self.definitive = False
 
 
 class _RepeatFilter(logging.Filter):
