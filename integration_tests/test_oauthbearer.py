@@ -19,9 +19,18 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from integration_tests.kafka_helpers import BackgroundProducer, create_topic, read_all
+from integration_tests.docs_snippets import run_snippet
+from integration_tests.kafka_helpers import (
+    BackgroundProducer,
+    Record,
+    create_topic,
+    produce,
+    read_all,
+)
 from integration_tests.oidc_fixtures import (
+    PROVIDED,
     PROVIDED_SECRET,
+    READER,
     READER_SECRET,
     TOKEN_LIFESPAN_S,
     OidcKafka,
@@ -161,3 +170,35 @@ def test_no_client_secret_appears_anywhere(
     options = {**oidc_kafka.oidc_options(), "subscribe": topic_name, "startingOffsets": "earliest"}
     for name, text in query_texts(options, tmp_path).items():
         assert READER_SECRET not in text, f"the client secret appears in {name}"
+
+
+def test_the_pages_snippets_sign_in_both_ways(
+    spark: SparkSession, oidc_kafka: OidcKafka, topic_name: str, tmp_path: Path
+) -> None:
+    """docs/snippets/oauthbearer.py and token_provider.py, the security page's code."""
+    create_topic(oidc_kafka.plaintext, topic_name, partitions=2)
+    positions = produce(
+        oidc_kafka.plaintext, topic_name, [Record(value=b"o%d" % i) for i in range(12)]
+    )
+    secret_file = tmp_path / "secret"
+    secret_file.write_text(PROVIDED_SECRET)
+    config = (
+        f"tokenUrl={oidc_kafka.idp.token_endpoint_url} clientId={PROVIDED} "
+        f"secretFile={secret_file} calls={tmp_path / 'calls'}"
+    )
+    env = {
+        "KAFKA_BOOTSTRAP_SERVERS": oidc_kafka.cluster.bootstrap_for("SASL_PLAINTEXT"),
+        "DOCS_SECURITY_PROTOCOL": "SASL_PLAINTEXT",
+        "DOCS_TOPIC": topic_name,
+        "DOCS_TOKEN_URL": oidc_kafka.idp.token_endpoint_url,
+        "DOCS_CLIENT_ID": READER,
+        "DOCS_CLIENT_SECRET": READER_SECRET,
+        "DOCS_TOKEN_PROVIDER": PROVIDER,
+        "DOCS_PROVIDER_CONFIG": config,
+    }
+    counts = run_snippet("oauthbearer.py", env)
+    assert counts["oidc_count"] == counts["provided_count"] == len(positions)
+
+    token, expiry = run_snippet("token_provider.py", {})["client_credentials"](config)
+    assert token.count(".") == 2, "a signed JWT: header.payload.signature"
+    assert 0 < expiry - time.time() <= TOKEN_LIFESPAN_S
