@@ -19,14 +19,13 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 import urllib.request
 import zipfile
 from pathlib import Path
 from typing import Final
 
-from kafka_rescalable.testing._broker.process import last_lines
+from kafka_rescalable.testing._broker.process import last_lines, run_captured
 from kafka_rescalable.testing._cache import exclusive_lock, write_marker
 from kafka_rescalable.testing.errors import OidcProviderStartError
 from kafka_rescalable.testing.jars import default_cache_root, find_java
@@ -103,22 +102,9 @@ def _download_and_unpack(folder: Path) -> None:
 def _build(home: Path) -> None:
     command = [str(home / "bin" / "kc.sh"), "build", *_BUILD_OPTIONS]
     env = {**os.environ, "JAVA_HOME": str(java_home())}
-    try:
-        done = subprocess.run(
-            command,
-            cwd=home,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            timeout=_BUILD_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as error:
-        tail = "\n".join(last_lines(error.output or b"", 40))
-        msg = f"Keycloak's build did not finish within {_BUILD_TIMEOUT_S:.0f} s"
-        raise OidcProviderStartError(f"{msg}:\n{tail}", tail, command) from error
+    done = run_captured(command, cwd=home, timeout_s=_BUILD_TIMEOUT_S, env=env)
     if done.returncode != 0:
-        tail = "\n".join(last_lines(done.stdout, 40))
-        msg = f"Keycloak's build failed (exit {done.returncode})"
+        tail = "\n".join(last_lines(done.output, 40))
+        what = "did not finish in time" if done.timed_out else f"failed (exit {done.returncode})"
+        msg = f"Keycloak's build {what}"
         raise OidcProviderStartError(f"{msg}:\n{tail}", tail, command)
