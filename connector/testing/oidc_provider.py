@@ -17,9 +17,11 @@ A provider that cannot be downloaded, built or started raises
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import signal
 import subprocess
 import tempfile
 import time
@@ -31,7 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from kafka_rescalable.testing._broker.process import last_lines, terminate
+from kafka_rescalable.testing._broker.process import last_lines
 from kafka_rescalable.testing._broker.readiness import free_ports
 from kafka_rescalable.testing._keycloak import java_home, keycloak_home
 from kafka_rescalable.testing.errors import OidcProviderStartError
@@ -142,8 +144,16 @@ class LocalOidcProvider:
             "KC_BOOTSTRAP_ADMIN_PASSWORD": admin_password,
         }
         with open(self.log_path, "wb") as log:
+            # kc.sh starts Java as its child instead of exec-ing it: a session of their own
+            # lets stop() signal both, where signalling the shell would orphan the JVM.
             self._process = subprocess.Popen(
-                command, cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+                command,
+                cwd=home,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
             )
         try:
             self._wait_answering(command)
@@ -156,7 +166,7 @@ class LocalOidcProvider:
     def stop(self) -> None:
         """Stop Keycloak (SIGTERM, then SIGKILL) and delete its log; again does nothing."""
         if self._process is not None:
-            terminate(self._process, 20.0)
+            _stop_group(self._process, 20.0)
             self._process = None
         if self._folder is not None:
             self._folder.cleanup()
@@ -265,3 +275,28 @@ class LocalOidcProvider:
             msg = f"Keycloak refused POST {url}: HTTP {error.code} {detail}"
             raise OidcProviderStartError(msg) from error
         return json.loads(text) if text else {}
+
+
+def _stop_group(process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """SIGTERM the process group ``process`` leads (kc.sh and its JVM), then SIGKILL it."""
+    for sent in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sent)
+        try:
+            process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            continue
+        # The shell is gone; its JVM may take a moment more to leave the group.
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and _group_alive(process.pid):
+            time.sleep(0.1)
+        if not _group_alive(process.pid):
+            return
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
