@@ -153,6 +153,24 @@ def test_a_wrong_secret_and_a_broken_provider_fail_at_once_naming_the_cause(
     assert wrong not in text and READER_SECRET not in text
     assert took_s < 60, f"a refused secret took {took_s:.0f} s to fail"
 
+    for guarantee in ("exactly-once", "at-least-once"):
+        started = time.monotonic()
+        with pytest.raises(Exception) as caught:
+            (
+                spark.range(3)
+                .selectExpr("CAST(id AS STRING) AS value")
+                .write.format(OUR_FORMAT)
+                .options(**oidc_kafka.oidc_options(wrong))
+                .option("topic", topic_name)
+                .option("deliveryGuarantee", guarantee)
+                .mode("append")
+                .save()
+            )
+        took_s, text = time.monotonic() - started, str(caught.value)
+        assert "KafkaWriteError" in text and "Invalid client or Invalid client credentials" in text
+        assert wrong not in text
+        assert took_s < 60, f"the {guarantee} sink took {took_s:.0f} s to fail"
+
     broken = oidc_kafka.provider_options("integration_tests.oidc_tokens:broken", "-", "-")
     text, took_s = _error_of(spark, broken, topic_name)
     assert "TokenProviderError" in text

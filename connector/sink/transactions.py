@@ -26,6 +26,7 @@ replayed after a longer stop would be written again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
@@ -42,6 +43,7 @@ from kafka_rescalable.state.sink_commits import SinkMarker, must_write
 __all__ = ["SinkTask", "write_exactly_once"]
 
 _CALL_TIMEOUT_S: Final = 120.0
+_INIT_STEP_S: Final = 5.0
 """Bound on each transactional call; librdkafka retries inside it."""
 MARKER_PARTITION: Final = 0
 
@@ -86,10 +88,11 @@ def write_exactly_once(
     marker_topic = first_topic(first, columns)
     name = task.transactional_id(options.transactional_id_prefix)
     failures = DeliveryFailures()
+    errors = kafka_clients.ClientErrors()
     producer = kafka_clients.sink_producer(
         options.bootstrap_servers,
         options.client_settings,
-        kafka_clients.ClientErrors(),
+        errors,
         failures,
         transactional_id=name,
     )
@@ -98,7 +101,7 @@ def write_exactly_once(
     )
     began = False
     try:
-        producer.init_transactions(_CALL_TIMEOUT_S)
+        _init_transactions(producer, errors)
         marker = TopicPartition(marker_topic, MARKER_PARTITION)
         (committed,) = consumer.committed([marker], timeout=_CALL_TIMEOUT_S)
         if committed.error is not None:
@@ -137,6 +140,31 @@ def write_exactly_once(
         raise KafkaWriteError(msg, error) from exc
     finally:
         consumer.close()
+
+
+def _init_transactions(producer: Any, errors: kafka_clients.ClientErrors) -> None:
+    """Fence this task's earlier attempts, giving up at once on a refused OIDC sign-in.
+
+    librdkafka lets ``init_transactions`` be called again after it timed out, so it waits in
+    steps, serving the client's error callback between them: an OIDC provider that refused
+    the client's secret then fails the task in seconds, not after ``_CALL_TIMEOUT_S``.
+    """
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + _CALL_TIMEOUT_S
+    while True:
+        step = min(_INIT_STEP_S, max(0.1, deadline - time.monotonic()))
+        try:
+            producer.init_transactions(step)
+            return
+        except KafkaException as exc:
+            producer.poll(0)  # a refused sign-in reaches only the error callback
+            if errors.definitive:
+                raise KafkaException(errors.authentication) from exc
+            error = exc.args[0] if exc.args else None
+            retriable = bool(getattr(error, "retriable", lambda: False)())
+            if not retriable or time.monotonic() >= deadline:
+                raise
 
 
 def _first_non_empty(batches: Iterator[Any]) -> Any:
