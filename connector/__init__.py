@@ -42,6 +42,7 @@ from kafka_rescalable.errors import (
     SchemaReferenceError,
     SchemaRegistryError,
     SinkInputError,
+    TokenProviderError,
     UnsupportedKafkaSettingError,
 )
 from kafka_rescalable.state.errors import (
@@ -95,6 +96,7 @@ __all__ = [
     "SchemaRegistryError",
     "SinkInputError",
     "StateError",
+    "TokenProviderError",
     "UnknownPartitionError",
     "UnsupportedKafkaSettingError",
     "__version__",

@@ -22,6 +22,7 @@ __all__ = [
     "KafkaReadError",
     "KafkaAuthenticationError",
     "KafkaAuthorizationError",
+    "TokenProviderError",
     "MissingTopicError",
     "CheckpointOffsetError",
     "SinkInputError",
@@ -103,6 +104,15 @@ class KafkaAuthenticationError(KafkaSourceError):
     def __init__(self, message: str, kafka_error: object | None = None) -> None:
         self.kafka_error = kafka_error
         super().__init__(message)
+
+
+class TokenProviderError(KafkaAuthenticationError):
+    """The Python token provider named by ``kafkaTokenProvider`` failed to give a token.
+
+    It raised, returned something that is not ``(token, expiry)``, or could not be imported
+    on an executor. The provider's own exception, if any, is the ``__cause__``; the message
+    names the provider.
+    """
 
 
 class KafkaAuthorizationError(KafkaSourceError):

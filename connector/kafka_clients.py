@@ -33,6 +33,7 @@ from typing import Any, Final
 from kafka_rescalable._logging import logger
 from kafka_rescalable.config.options import KafkaSourceOptions
 from kafka_rescalable.consumer_pool import IDLE_TIMEOUT_S, Loan, process_pool
+from kafka_rescalable.token_callback import open_client
 
 __all__ = [
     "ClientErrors",
@@ -61,6 +62,15 @@ _CERTIFICATE = re.compile(r"certificate|verify", re.IGNORECASE)
 going down will."""
 
 
+_PROVIDER_REFUSAL = re.compile(
+    r'"error"\s*:\s*"(invalid_client|unauthorized_client|invalid_grant|invalid_scope'
+    r'|invalid_request|unsupported_grant_type)"'
+)
+"""An OIDC token endpoint's own refusal (RFC 6749, section 5.2: a wrong client secret, an
+unknown client or scope), which librdkafka quotes in its error. Waiting does not change it,
+unlike an unreachable provider or a broker that just restarted."""
+
+
 @dataclass
 class ClientErrors:
     """The errors librdkafka reported through ``error_cb`` for one client.
@@ -72,6 +82,8 @@ class ClientErrors:
 
     last: Any = None
     authentication: Any = None
+    definitive: bool = False
+    """Whether ``authentication`` is an OIDC provider's refusal of the client: final at once."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __call__(self, error: Any) -> None:
@@ -81,12 +93,14 @@ class ClientErrors:
             code = error.code()
             if code in _AUTHENTICATION_CODES or (code == _SSL and _CERTIFICATE.search(error.str())):
                 self.authentication = error
+                self.definitive = _PROVIDER_REFUSAL.search(error.str()) is not None
 
     def clear(self) -> None:
         """Forget what was recorded: a broker that restarts may refuse logins for a moment."""
         with self._lock:
             self.last = None
             self.authentication = None
+            self.definitive = False
 
 
 class _RepeatFilter(logging.Filter):
@@ -136,18 +150,24 @@ librdkafka_logger: Final = _make_librdkafka_logger()
 
 
 def _common(options: KafkaSourceOptions) -> dict[str, Any]:
-    return {
+    common: dict[str, Any] = {
         "isolation.level": "read_uncommitted",
         **options.kafka_settings,
         "bootstrap.servers": options.bootstrap_servers,
     }
+    if options.token_provider is not None:
+        # The provider's path, not a function: it is pickled to the executors and keys the
+        # consumer pool; open_client makes it confluent-kafka's oauth_cb.
+        common["oauth_cb"] = options.token_provider
+    return common
 
 
 def driver_consumer(options: KafkaSourceOptions, errors: ClientErrors) -> Any:
     """Open a consumer for metadata and offset lookups: it never subscribes, fetches or commits."""
     from confluent_kafka import Consumer
 
-    return Consumer(
+    return open_client(
+        Consumer,
         {
             **_common(options),
             # Spark's built-in source also names its driver consumer's group "...-driver".
@@ -155,7 +175,7 @@ def driver_consumer(options: KafkaSourceOptions, errors: ClientErrors) -> Any:
             "enable.auto.commit": False,
             "logger": librdkafka_logger,
             "error_cb": errors,
-        }
+        },
     )
 
 
@@ -169,7 +189,7 @@ def admin_client(options: KafkaSourceOptions, errors: ClientErrors) -> Any:
         if key not in ("isolation.level",) and not key.startswith("fetch.")
     }
     config.update({"logger": librdkafka_logger, "error_cb": errors})
-    return AdminClient(config)
+    return open_client(AdminClient, config)
 
 
 def probe_consumer(options: KafkaSourceOptions, fetch_wait_ms: int | None = None) -> Any:
@@ -184,7 +204,8 @@ def probe_consumer(options: KafkaSourceOptions, fetch_wait_ms: int | None = None
     """
     from confluent_kafka import Consumer
 
-    return Consumer(
+    return open_client(
+        Consumer,
         {
             **_common(options),
             "group.id": options.group_id or f"{options.group_id_prefix}-probe-driver",
@@ -193,7 +214,7 @@ def probe_consumer(options: KafkaSourceOptions, fetch_wait_ms: int | None = None
             "auto.offset.reset": "earliest",  # a probe only: a deleted record is no error here
             "logger": librdkafka_logger,
             **({} if fetch_wait_ms is None else {"fetch.wait.max.ms": fetch_wait_ms}),
-        }
+        },
     )
 
 
@@ -201,13 +222,14 @@ def group_committer(options: KafkaSourceOptions, group: str) -> Any:
     """Open a consumer that never subscribes: it only commits offsets for ``group``."""
     from confluent_kafka import Consumer
 
-    return Consumer(
+    return open_client(
+        Consumer,
         {
             **_common(options),
             "group.id": group,
             "enable.auto.commit": False,
             "logger": librdkafka_logger,
-        }
+        },
     )
 
 
@@ -229,7 +251,9 @@ def executor_consumer(
     """Open an executor's range-reading consumer, ``config`` from :func:`executor_config`."""
     from confluent_kafka import Consumer
 
-    return Consumer({**config, **overrides, "logger": librdkafka_logger, "error_cb": errors})
+    return open_client(
+        Consumer, {**config, **overrides, "logger": librdkafka_logger, "error_cb": errors}
+    )
 
 
 def lend_executor_consumer(
@@ -301,7 +325,7 @@ def sink_producer(
     }
     if transactional_id is not None:
         config["transactional.id"] = transactional_id
-    return Producer(config)
+    return open_client(Producer, config)
 
 
 def sink_marker_consumer(bootstrap_servers: str, settings: Mapping[str, Any], group: str) -> Any:
@@ -316,7 +340,8 @@ def sink_marker_consumer(bootstrap_servers: str, settings: Mapping[str, Any], gr
 
     producer_only = ("linger.", "batch.", "queue.buffering.", "compression.", "acks", "partitioner")
     config = {k: v for k, v in settings.items() if not k.startswith(producer_only)}
-    return Consumer(
+    return open_client(
+        Consumer,
         {
             **config,
             "bootstrap.servers": bootstrap_servers,
@@ -324,5 +349,5 @@ def sink_marker_consumer(bootstrap_servers: str, settings: Mapping[str, Any], gr
             "isolation.level": "read_committed",
             "enable.auto.commit": False,
             "logger": librdkafka_logger,
-        }
+        },
     )

@@ -17,6 +17,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from integration_tests.kafka_fixtures import kafka_bootstrap, topic_name  # noqa: F401
+from integration_tests.oidc_fixtures import oidc_kafka, start_oidc_install  # noqa: F401
 from integration_tests.reference_source import builtin_kafka_source_jars, spark_avro_jars
 from integration_tests.registry_fixtures import (  # noqa: F401
     schema_registry_url,
@@ -40,6 +41,7 @@ _XDIST_GROUPS = {
     "test_faults.py": "three-node-clusters",
     "test_local_cluster.py": "three-node-clusters",
     "test_security.py": "secured-broker",
+    "test_oauthbearer.py": "oidc-broker",
     "test_local_kafka.py": "local-kafka",
 }
 # Modules whose tests take a minute or more (their own Spark processes, Spark clusters or a
@@ -55,6 +57,7 @@ _LONGEST_FIRST = (
     "test_by_name.py",
     "test_crash_recovery.py",
     "test_event_time.py",
+    "test_oauthbearer.py",
 )
 
 
@@ -83,8 +86,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start what slow set-up the selected tests will need (see ``start_registry_build``)."""
+    """Start what slow set-up the selected tests will need (the registry's build, Keycloak's)."""
     start_registry_build(session.items)
+    start_oidc_install(session.items)
 
 
 @pytest.fixture(scope="session", autouse=True)

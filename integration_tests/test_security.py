@@ -9,8 +9,6 @@ line, query progress, ``explain``, checkpoint or event log.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from pyspark.sql import SparkSession
 
 from integration_tests.docs_snippets import run_snippet
 from integration_tests.kafka_helpers import Record, create_topic, produce
-from integration_tests.query_process import ROOT
+from integration_tests.secret_scan import query_texts
 from integration_tests.spark_helpers import OUR_FORMAT
 from kafka_rescalable.testing.local_cluster import LocalKafkaCluster
 from kafka_rescalable.testing.security import SecurityConfig
@@ -148,60 +146,13 @@ def test_a_principal_without_read_is_told_the_topic_and_permission(
     assert f"not authorized to READ topic {topic_name}" in text
 
 
-SECRET_QUERY = '''
-import json, sys
-from integration_tests.query_process import query_session
-options = json.loads(sys.argv[1])
-out = sys.argv[2]
-spark = query_session("local[2]", "secrets", {
-    "spark.eventLog.enabled": "true", "spark.eventLog.dir": out + "/events",
-})
-frame = spark.readStream.format("kafka-rescalable").options(**options).load()
-frame.explain(extended=True)
-query = (frame.selectExpr("CAST(value AS STRING) AS v").writeStream.format("parquet")
-    .option("path", out + "/data").option("checkpointLocation", out + "/checkpoint")
-    .trigger(availableNow=True).start())
-query.awaitTermination()
-print(json.dumps(query.recentProgress, default=str))
-print(repr(frame._jdf.queryExecution().toString()))
-spark.stop()
-'''
-
-
 def test_no_secret_appears_anywhere(secured: LocalKafkaCluster, topic_name: str, tmp_path: Path):
     filled_topic(secured, topic_name, readers=("alice",))
     options = source_options(secured, "SASL_SSL", "SCRAM-SHA-512", "alice", ALICE_PASSWORD)
     options.update({"subscribe": topic_name, "startingOffsets": "earliest"})
-    (tmp_path / "events").mkdir()
-    done = subprocess.run(
-        [sys.executable, "-c", SECRET_QUERY, json.dumps(options), str(tmp_path)],
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", **_java_env()},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert list((tmp_path / "data").glob("*.parquet")), "the query read the topic"
-    texts = {"stdout": done.stdout, "stderr": done.stderr}
-    for path in tmp_path.rglob("*"):
-        if path.is_file() and path.suffix != ".parquet":
-            texts[str(path)] = path.read_text(errors="replace")
-    assert any("checkpoint/offsets" in name for name in texts)
-    assert any("events" in name for name in texts)
-    for name, text in texts.items():
+    for name, text in query_texts(options, tmp_path).items():
         for secret in (ALICE_PASSWORD, ADMIN_PASSWORD):
             assert secret not in text, f"a password appears in {name}"
-
-
-def _java_env() -> dict[str, str]:
-    import os
-
-    keep = ("JAVA_HOME", "HOME", "PYSPARK_PYTHON", "SPARK_LOCAL_IP", "TMPDIR")
-    env = {key: os.environ[key] for key in keep if key in os.environ}
-    env.setdefault("PYSPARK_PYTHON", sys.executable)
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    return env
 
 
 def test_a_principal_without_describe_on_the_start_group_is_told_the_group(

@@ -13,6 +13,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kafka_rescalable.config.oauthbearer import (
+    JAVA_OIDC_NAMES,
+    check_oidc_method,
+    is_oauthbearer_jaas,
+    login_handler_refusal,
+    translate_oauthbearer_jaas,
+)
 from kafka_rescalable.errors import InvalidOptionError, UnsupportedKafkaSettingError
 
 __all__ = [
@@ -100,7 +107,7 @@ def translate_kafka_settings(java_settings: Mapping[str, str]) -> TranslatedSett
         if name in _OWNED_BY_SOURCE:
             raise UnsupportedKafkaSettingError(option, _OWNED_BY_SOURCE[name])
         if name in _JAVA_CALLBACK_CLASSES:
-            msg = (
+            msg = login_handler_refusal(option, value) or (
                 "it names a Java class, which librdkafka (the C client this source uses) "
                 "cannot load"
             )
@@ -113,8 +120,12 @@ def translate_kafka_settings(java_settings: Mapping[str, str]) -> TranslatedSett
             _check_keystore_type(value)
         elif name == "ssl.truststore.password":
             continue  # a PEM CA file has no password; only JKS/PKCS12 truststores use it
+        elif name == "sasl.jaas.config" and is_oauthbearer_jaas(value):
+            settings.update(translate_oauthbearer_jaas(value))
         elif name == "sasl.jaas.config":
             settings.update(_translate_jaas(value))
+        elif name in JAVA_OIDC_NAMES:
+            settings[JAVA_OIDC_NAMES[name]] = value
         elif name == "sasl.mechanism":
             settings["sasl.mechanisms"] = value
         elif name == "ssl.endpoint.identification.algorithm" and value.strip() == "":
@@ -122,6 +133,7 @@ def translate_kafka_settings(java_settings: Mapping[str, str]) -> TranslatedSett
         else:
             settings[name] = value
     settings.update(_translate_truststore(java_settings))
+    check_oidc_method(settings)
     return TranslatedSettings(settings, max_poll_records)
 
 
@@ -178,8 +190,9 @@ def _translate_jaas(value: str) -> dict[str, str]:
     match = _JAAS.match(value)
     if match is None:
         msg = (
-            "only PlainLoginModule and ScramLoginModule with username and password can be "
-            "translated; for other mechanisms set librdkafka's settings directly, e.g. "
+            "only PlainLoginModule and ScramLoginModule with username and password, and "
+            "OAuthBearerLoginModule with clientId, clientSecret and scope, can be translated; "
+            "for other mechanisms set librdkafka's settings directly, e.g. "
             "'kafka.sasl.username', 'kafka.sasl.password' or 'kafka.sasl.oauthbearer.*'"
         )
         raise UnsupportedKafkaSettingError("kafka.sasl.jaas.config", msg)
@@ -198,7 +211,9 @@ def check_client_accepts(settings: Mapping[str, str]) -> None:
     """
     from confluent_kafka import Consumer, KafkaException
 
-    config = {"group.id": "kafka-rescalable-validation", **settings}
+    # Silent: with OAUTHBEARER/OIDC it starts fetching a token in the background, and would
+    # print that attempt's lines to stderr; a bad setting raises here, it is not logged.
+    config = {"group.id": "kafka-rescalable-validation", **settings, "log_level": 0}
     try:
         Consumer(config).close()
     except KafkaException as exc:

@@ -27,6 +27,7 @@ from kafka_rescalable.config.table import (
     read_table,
     reject_unknown,
 )
+from kafka_rescalable.config.token_provider import TokenProvider, check_token_provider_settings
 from kafka_rescalable.config.values import (
     EARLIEST_OFFSET,
     LATEST_OFFSET,
@@ -99,6 +100,8 @@ class KafkaSourceOptions:
     batch_size: int
     payloads: PayloadSettings
     """How keys and values are decoded (``keyFormat``, ``valueFormat``, ...)."""
+    token_provider: TokenProvider | None
+    """``kafkaTokenProvider``: the function every client gets its OAUTHBEARER tokens from."""
 
     def __repr__(self) -> str:
         """Every field, with secret values replaced by ``'***'``."""
@@ -147,6 +150,7 @@ def parse_options(options: Mapping[str, str], mode: Mode) -> KafkaSourceOptions:
         raise InvalidOptionError("kafka.bootstrap.servers", msg)
     translated = translate_kafka_settings(kafka_raw)
     values = read_table(raw, mode)
+    check_token_provider_settings(values["kafkaTokenProvider"], translated.settings)
     subscribed = subscription(values)
     starting, ending = offset_bounds(values, mode, subscribed)
     payloads = payload_settings(values, raw)

@@ -45,6 +45,7 @@ from kafka_rescalable.config.parsers import (
     parse_timestamps,
     parse_topics,
 )
+from kafka_rescalable.config.token_provider import parse_token_provider
 from kafka_rescalable.config.values import Mode, Parallelism, Side
 from kafka_rescalable.errors import InvalidOptionError
 
@@ -297,6 +298,7 @@ TABLE: Final[tuple[Option, ...]] = (
         "missingTopicTimeout", "missing_topic_timeout_ms", parse_positive_duration, default="2m"
     ),
     Option("groupIdPrefix", "group_id_prefix", parse_optional_text, default="spark-kafka-source"),
+    Option("kafkaTokenProvider", "token_provider", parse_token_provider, sides=BOTH_SIDES),
     *(
         option
         for column in ("key", "value")

@@ -122,8 +122,9 @@ class DriverConnection:
                 error = kafka_error_of(exc)
                 refusal = self._errors.authentication
                 if refusal is not None:
-                    # Twice in a row: a broker just restarted may refuse a login for a moment.
-                    refused_logins += 1
+                    # Twice in a row: a broker just restarted may refuse a login for a moment;
+                    # an OIDC provider that refused the client's secret will not change its mind.
+                    refused_logins += 2 if self._errors.definitive else 1
                     if refused_logins >= 2:
                         raise authentication_failed(refusal, options) from exc
                 else:

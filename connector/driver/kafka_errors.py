@@ -108,11 +108,22 @@ def authentication_failed(error: Any, options: KafkaSourceOptions) -> KafkaAuthe
     """Explain credentials the brokers refused, naming the settings to check."""
     protocol = options.kafka_settings.get("security.protocol", "PLAINTEXT")
     mechanism = options.kafka_settings.get("sasl.mechanisms", "")
+    if mechanism.strip().upper() == "OAUTHBEARER":
+        check = (
+            "Check the OAuth client ('kafka.sasl.oauthbearer.client.id', "
+            "'kafka.sasl.oauthbearer.client.secret', 'kafka.sasl.oauthbearer.token.endpoint.url',"
+            " 'kafka.sasl.oauthbearer.scope') or the token provider ('kafkaTokenProvider'), "
+            "and that the brokers trust the provider that signs the tokens"
+        )
+    else:
+        check = (
+            "Check the user name and password ('kafka.sasl.jaas.config' or "
+            "'kafka.sasl.username' / 'kafka.sasl.password') and the mechanism"
+        )
     msg = (
         f"authentication failed against {options.bootstrap_servers} "
         f"(security.protocol={protocol}{', sasl.mechanism=' + mechanism if mechanism else ''}): "
-        f"{error.str()}. Check the user name and password ('kafka.sasl.jaas.config' or "
-        "'kafka.sasl.username' / 'kafka.sasl.password') and the mechanism"
+        f"{error.str()}. {check}"
     )
     return KafkaAuthenticationError(msg, error)
 

@@ -30,10 +30,12 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kafka_rescalable.errors import DeadLetterWriteError, KafkaWriteError
+from kafka_rescalable.kafka_clients import ClientErrors
 from kafka_rescalable.sink.producing import DeliveryFailures
 from kafka_rescalable.sink.transactions import (
     CALL_TIMEOUT_S,
     abort_quietly,
+    init_transactions,
     transactional_clients,
 )
 from kafka_rescalable.state.dead_letters import (
@@ -135,12 +137,18 @@ def _commit_once(
 
     name = unit.transactional_id(target.prefix)
     failures = DeliveryFailures()
+    errors = ClientErrors()
     producer, consumer = transactional_clients(
-        target.bootstrap_servers, target.kafka_settings, name, unit.group(target.prefix), failures
+        target.bootstrap_servers,
+        target.kafka_settings,
+        name,
+        unit.group(target.prefix),
+        failures,
+        errors,
     )
     began = False
     try:
-        producer.init_transactions(CALL_TIMEOUT_S)
+        init_transactions(producer, errors)
         source = TopicPartition(unit.topic, unit.partition)
         (committed,) = consumer.committed([source], timeout=CALL_TIMEOUT_S)
         if committed.error is not None:

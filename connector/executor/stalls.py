@@ -59,7 +59,8 @@ def login_refused_message(reading: OffsetRange, detail: str) -> str:
     """Say that the login failed while reading ``reading``; ``detail`` is the client's text."""
     return (
         f"authentication failed while reading {reading}: {detail}. "
-        "Check the user name, password and mechanism"
+        "Check the user name, password and mechanism (OAUTHBEARER: the OAuth client id, "
+        "secret and token endpoint, or the token provider)"
     )
 
 

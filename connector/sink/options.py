@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from kafka_rescalable.config.kafka_config import (
     check_client_accepts,
@@ -27,6 +27,7 @@ from kafka_rescalable.config.table import (
     read_table,
     reject_unknown,
 )
+from kafka_rescalable.config.token_provider import TokenProvider, check_token_provider_settings
 from kafka_rescalable.config.values import DeliveryGuarantee
 from kafka_rescalable.errors import InvalidOptionError
 from kafka_rescalable.formats.options import (
@@ -78,6 +79,8 @@ class KafkaSinkOptions:
     payloads
         How the ``key`` and ``value`` columns are encoded (``keyFormat``, ``valueFormat``, ...
         and ``schema.registry.*``); raw bytes or text, as Spark's sink takes them, by default.
+    token_provider
+        ``kafkaTokenProvider``: the function the producers get their OAUTHBEARER tokens from.
     """
 
     bootstrap_servers: str
@@ -86,6 +89,7 @@ class KafkaSinkOptions:
     transactional_id_prefix: str
     kafka_settings: Mapping[str, str]
     payloads: PayloadSettings
+    token_provider: TokenProvider | None
 
     def __repr__(self) -> str:
         """Every field, with secret Kafka and registry settings replaced by ``'***'``."""
@@ -94,8 +98,19 @@ class KafkaSinkOptions:
             f"topic={self.topic!r}, guarantee={self.guarantee!r}, "
             f"transactional_id_prefix={self.transactional_id_prefix!r}, "
             f"kafka_settings={redacted_settings(self.kafka_settings)!r}, "
-            f"payloads={self.payloads!r})"
+            f"payloads={self.payloads!r}, token_provider={self.token_provider!r})"
         )
+
+    @property
+    def client_settings(self) -> dict[str, Any]:
+        """The settings every sink client gets: ``kafka_settings`` and the token provider.
+
+        The provider stays a :class:`TokenProvider` value (picklable);
+        :func:`kafka_rescalable.token_callback.open_client` makes it the client's callback.
+        """
+        if self.token_provider is None:
+            return dict(self.kafka_settings)
+        return {**self.kafka_settings, "oauth_cb": self.token_provider}
 
     @property
     def exactly_once(self) -> bool:
@@ -136,6 +151,7 @@ def parse(options: Mapping[str, str]) -> KafkaSinkOptions:
     settings = dict(translate_kafka_settings(java).settings)
     check_client_accepts(settings)
     values = read_table(raw, None, "sink")
+    check_token_provider_settings(values["kafkaTokenProvider"], settings)
     payloads = payload_settings(values, raw)
     for payload in payloads.columns:
         _check_writable(payload, payloads.registry, values["topic"])

@@ -27,6 +27,8 @@ Short: with ``delivery.report.only.error`` a poll returns early only for failure
 always waits this long while deliveries go on in librdkafka's threads."""
 _POLL_EVERY: Final = 10_000
 """Serve delivery reports every this many records, so a failure stops the task early."""
+_FLUSH_STEP_S: Final = 1.0
+"""How long one ``flush`` waits before the task looks at the client's errors again."""
 
 
 @dataclass(frozen=True)
@@ -152,10 +154,14 @@ def write_at_least_once(
     failures = DeliveryFailures()
     errors = kafka_clients.ClientErrors()
     producer = kafka_clients.sink_producer(
-        options.bootstrap_servers, options.kafka_settings, errors, failures
+        options.bootstrap_servers, options.client_settings, errors, failures
     )
     count = produce_all(producer, batches, columns, failures)
-    left = producer.flush()
+    # flush() in steps: as flush() alone, until every record is delivered or has timed out,
+    # unless an OIDC provider refused the client's secret, which waiting does not change.
+    left = producer.flush(_FLUSH_STEP_S)
+    while left and not errors.definitive:
+        left = producer.flush(_FLUSH_STEP_S)
     failures.raise_if_any()
     if left:
         reason = f": {errors.last.str()}" if errors.last is not None else ""

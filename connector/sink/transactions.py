@@ -26,6 +26,7 @@ replayed after a longer stop would be written again.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain
@@ -43,12 +44,15 @@ __all__ = [
     "CALL_TIMEOUT_S",
     "SinkTask",
     "abort_quietly",
+    "init_transactions",
     "transactional_clients",
     "write_exactly_once",
 ]
 
 CALL_TIMEOUT_S: Final = 120.0
 """Bound on each transactional call; librdkafka retries inside it."""
+_INIT_STEP_S: Final = 5.0
+"""How long each call of ``init_transactions`` waits before the client's errors are read."""
 MARKER_PARTITION: Final = 0
 
 
@@ -92,12 +96,13 @@ def write_exactly_once(
     marker_topic = first_topic(first, columns)
     name = task.transactional_id(options.transactional_id_prefix)
     failures = DeliveryFailures()
+    errors = kafka_clients.ClientErrors()
     producer, consumer = transactional_clients(
-        options.bootstrap_servers, options.kafka_settings, name, name, failures
+        options.bootstrap_servers, options.client_settings, name, name, failures, errors
     )
     began = False
     try:
-        producer.init_transactions(CALL_TIMEOUT_S)
+        init_transactions(producer, errors)
         marker = TopicPartition(marker_topic, MARKER_PARTITION)
         (committed,) = consumer.committed([marker], timeout=CALL_TIMEOUT_S)
         if committed.error is not None:
@@ -144,21 +149,44 @@ def transactional_clients(
     transactional_id: str,
     group: str,
     failures: DeliveryFailures,
+    errors: kafka_clients.ClientErrors,
 ) -> tuple[Any, Any]:
     """Open a transactional producer and the consumer that reads and commits its marker.
 
     Also used by the source's dead letters (``kafka_rescalable.executor.dead_letter_commits``),
-    which follow the same protocol.
+    which follow the same protocol. ``errors`` receives the producer's client errors, which
+    :func:`init_transactions` looks at.
     """
     producer = kafka_clients.sink_producer(
-        bootstrap_servers,
-        settings,
-        kafka_clients.ClientErrors(),
-        failures,
-        transactional_id=transactional_id,
+        bootstrap_servers, settings, errors, failures, transactional_id=transactional_id
     )
     consumer = kafka_clients.sink_marker_consumer(bootstrap_servers, settings, group)
     return producer, consumer
+
+
+def init_transactions(producer: Any, errors: kafka_clients.ClientErrors) -> None:
+    """Fence this task's earlier attempts, giving up at once on a refused OIDC sign-in.
+
+    librdkafka lets ``init_transactions`` be called again after it timed out, so it waits in
+    steps, serving the client's error callback between them: an OIDC provider that refused
+    the client's secret then fails the task in seconds, not after ``CALL_TIMEOUT_S``.
+    """
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + CALL_TIMEOUT_S
+    while True:
+        step = min(_INIT_STEP_S, max(0.1, deadline - time.monotonic()))
+        try:
+            producer.init_transactions(step)
+            return
+        except KafkaException as exc:
+            producer.poll(0)  # a refused sign-in reaches only the error callback
+            if errors.definitive:
+                raise KafkaException(errors.authentication) from exc
+            error = exc.args[0] if exc.args else None
+            retriable = bool(getattr(error, "retriable", lambda: False)())
+            if not retriable or time.monotonic() >= deadline:
+                raise
 
 
 def _first_non_empty(batches: Iterator[Any]) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kafka_rescalable.config.kafka_config import redacted_settings
 from kafka_rescalable.config.options import KafkaSourceOptions
@@ -38,7 +39,8 @@ class DeadLetterTarget:
         ``deadLetterTopic``.
     bootstrap_servers, kafka_settings
         The source's brokers and ``kafka.*`` settings (security included), consumer-only ones
-        left out.
+        left out; with ``kafkaTokenProvider``, its provider as ``oauth_cb`` (a picklable path
+        that the clients' factory turns into confluent-kafka's callback).
     prefix
         ``deadLetterTransactionalIdPrefix``.
     keep_headers
@@ -51,7 +53,7 @@ class DeadLetterTarget:
 
     topic: str
     bootstrap_servers: str
-    kafka_settings: Mapping[str, str]
+    kafka_settings: Mapping[str, Any]
     prefix: str
     keep_headers: bool
     key_framed: bool
@@ -78,6 +80,8 @@ def dead_letter_target(options: KafkaSourceOptions) -> DeadLetterTarget | None:
         for key, value in options.kafka_settings.items()
         if not key.startswith(_CONSUMER_ONLY)
     }
+    if options.token_provider is not None:
+        settings["oauth_cb"] = options.token_provider
     return DeadLetterTarget(
         topic=payloads.dead_letter_topic,
         bootstrap_servers=options.bootstrap_servers,

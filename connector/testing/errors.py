@@ -1,4 +1,4 @@
-"""The errors of the development tools: jar resolution, the local brokers and schema registry.
+"""The errors of the development tools: jar resolution, local brokers, registry, OIDC provider.
 
 They are not the source's errors (a Spark query never raises them), so they live beside the
 tools; they still derive from :class:`kafka_rescalable.state.errors.KafkaRescalableError`, the
@@ -15,6 +15,7 @@ from kafka_rescalable.state.errors import KafkaRescalableError
 __all__ = [
     "BrokerStartError",
     "JarResolutionError",
+    "OidcProviderStartError",
     "SchemaRegistryBuildError",
     "SchemaRegistryStartError",
     "ToolRunError",
@@ -66,3 +67,7 @@ class SchemaRegistryBuildError(ToolRunError):
 
 class SchemaRegistryStartError(ToolRunError):
     """The local schema registry exited during startup, or its API did not answer in time."""
+
+
+class OidcProviderStartError(ToolRunError):
+    """The local OpenID Connect provider (Keycloak) could not be downloaded, built or started."""

@@ -36,10 +36,10 @@ __all__ = [
 ]
 
 Listener = Literal["PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL"]
-Mechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+Mechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
 
 LISTENERS: tuple[str, ...] = ("SASL_PLAINTEXT", "SASL_SSL")
-MECHANISMS: tuple[str, ...] = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+MECHANISMS: tuple[str, ...] = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 
 # Names and passwords go unquoted into the storage tool's "[name=...,password=...]" and quoted
 # into a JAAS line: keep out what either syntax would read as structure.
@@ -47,6 +47,13 @@ _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 _PASSWORD = re.compile(r"^[^\s,\[\]=\"\\;]+$")
 _PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 _SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+_OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+# Checks a token's signature (the provider's JWKS) and expiry; the principal is its "sub".
+_OAUTH_VALIDATOR = (
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+)
+# Kafka 4 fetches only the URLs this JVM system property lists.
+_ALLOWED_URLS = "org.apache.kafka.sasl.oauthbearer.allowed.urls"
 _AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 # The principal of PLAINTEXT connections: our brokers and controllers talk to each other so.
 _INTERNAL_PRINCIPAL = "User:ANONYMOUS"
@@ -91,12 +98,17 @@ class SecurityConfig:
     authorizer
         Run KRaft's ``StandardAuthorizer`` with ``allow.everyone.if.no.acl.found=false``:
         ordinary users can do nothing they were not granted.
+    jwks_url
+        For ``OAUTHBEARER``: the OpenID Connect provider's JWKS endpoint, whose keys the
+        brokers check tokens against (see
+        :class:`kafka_rescalable.testing.oidc_provider.LocalOidcProvider`); the brokers' JVMs
+        also need :meth:`jvm_options`. Users and passwords play no part in it.
 
     Raises
     ------
     ValueError
-        On an unknown listener or mechanism, an empty choice, or a name or password the
-        broker's configuration syntax cannot carry.
+        On an unknown listener or mechanism, an empty choice, a name or password the
+        broker's configuration syntax cannot carry, or ``OAUTHBEARER`` without ``jwks_url``.
     """
 
     users: Mapping[str, str] = field(default_factory=dict)
@@ -105,6 +117,7 @@ class SecurityConfig:
     listeners: tuple[str, ...] = LISTENERS
     mechanisms: tuple[str, ...] = ("PLAIN", "SCRAM-SHA-512")
     authorizer: bool = False
+    jwks_url: str | None = None
 
     def __post_init__(self) -> None:
         """Check every choice now, naming the bad value and the valid ones."""
@@ -114,6 +127,9 @@ class SecurityConfig:
         object.__setattr__(self, "mechanisms", tuple(self.mechanisms))
         _check_choices("listeners", self.listeners, LISTENERS)
         _check_choices("mechanisms", self.mechanisms, MECHANISMS)
+        if ("OAUTHBEARER" in self.mechanisms) != (self.jwks_url is not None):
+            msg = "OAUTHBEARER needs jwks_url, and jwks_url is only for OAUTHBEARER"
+            raise ValueError(msg)
         if self.admin_user in self.users:
             msg = f"user {self.admin_user!r} is the admin user: do not list it in users too"
             raise ValueError(msg)
@@ -138,6 +154,7 @@ class SecurityConfig:
                 self.listeners,
                 self.mechanisms,
                 self.authorizer,
+                self.jwks_url,
             )
         )
 
@@ -178,16 +195,20 @@ class SecurityConfig:
             prefix = f"listener.name.{listener.lower()}"
             properties[f"{prefix}.sasl.enabled.mechanisms"] = mechanisms
             for mechanism in self.mechanisms:
-                jaas = (
-                    f"{_PLAIN_MODULE} required {plain_users};"
-                    if mechanism == "PLAIN"
-                    # SCRAM checks against the credentials in the cluster metadata.
-                    else f"{_SCRAM_MODULE} required;"
-                )
+                if mechanism == "PLAIN":
+                    jaas = f"{_PLAIN_MODULE} required {plain_users};"
+                elif mechanism == "OAUTHBEARER":
+                    jaas = f"{_OAUTH_MODULE} required;"
+                    handler = f"{prefix}.oauthbearer.sasl.server.callback.handler.class"
+                    properties[handler] = _OAUTH_VALIDATOR
+                else:  # SCRAM checks against the credentials in the cluster metadata.
+                    jaas = f"{_SCRAM_MODULE} required;"
                 properties[f"{prefix}.{mechanism.lower()}.sasl.jaas.config"] = jaas
             if listener == "SASL_SSL" and tls is not None:
                 properties[f"{prefix}.ssl.keystore.type"] = "PEM"
                 properties[f"{prefix}.ssl.keystore.location"] = str(tls.keystore_path)
+        if self.jwks_url is not None:
+            properties["sasl.oauthbearer.jwks.endpoint.url"] = self.jwks_url
         if self.authorizer:
             properties.update(
                 {
@@ -197,6 +218,12 @@ class SecurityConfig:
                 }
             )
         return properties
+
+    def jvm_options(self) -> tuple[str, ...]:
+        """Return the brokers' extra JVM flags: Kafka 4 reads only JWKS URLs listed in one."""
+        if self.jwks_url is None:
+            return ()
+        return (f"-D{_ALLOWED_URLS}={self.jwks_url}",)
 
     def format_arguments(self) -> list[str]:
         """Return ``--add-scram`` arguments that give every user its SCRAM credentials."""
@@ -237,6 +264,9 @@ class SecurityConfig:
         _check_choices("listener", (listener,), self.listeners)
         chosen = mechanism if mechanism is not None else self.mechanisms[0]
         _check_choices("mechanism", (chosen,), self.mechanisms)
+        if chosen == "OAUTHBEARER":
+            msg = "OAUTHBEARER clients sign in with the OIDC provider's tokens, not a password"
+            raise ValueError(msg)
         name = user if user is not None else self.admin_user
         config = {
             "security.protocol": listener,

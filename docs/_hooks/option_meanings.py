@@ -31,6 +31,10 @@ OURS: Final[frozenset[str]] = frozenset(
         "mode",
         "deliveryGuarantee",
         "transactionalIdPrefix",
+        "kafkaTokenProvider",
+        "maxBytesPerTrigger",
+        "deadLetterTopic",
+        "deadLetterTransactionalIdPrefix",
     }
 )
 """Options of this project, which Spark's built-in Kafka source and sink do not have (✱)."""
@@ -137,6 +141,11 @@ SOURCE: Final[dict[str, str]] = {
         "Prefix of the generated consumer group id (no offsets are committed to it; "
         "`kafka.group.id` sets the id itself)."
     ),
+    "kafkaTokenProvider": (
+        "`module:function` giving SASL/OAUTHBEARER tokens (AWS MSK IAM, a token service), "
+        "imported on the driver at `load()` and in every Python worker. See "
+        "[Security](../how-to/security.md#sign-in-with-a-token-provider)."
+    ),
     "keyFormat": (
         "Decode the key into a typed column. See [Typed records](../how-to/typed-records.md)."
     ),
@@ -214,6 +223,10 @@ SINK: Final[dict[str, str]] = {
     ),
     "transactionalIdPrefix": (
         "Start of the transactional ids and marker groups, under `exactly-once`."
+    ),
+    "kafkaTokenProvider": (
+        "`module:function` the producers get their SASL/OAUTHBEARER tokens from, as for the "
+        "source. See [Security](../how-to/security.md#sign-in-with-a-token-provider)."
     ),
 }
 """What each sink option does, by its name in the table."""

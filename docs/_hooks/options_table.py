@@ -17,7 +17,7 @@ from typing import Any
 
 import option_meanings
 
-from kafka_rescalable.config import parsers
+from kafka_rescalable.config import parsers, token_provider
 from kafka_rescalable.config.table import Option, side_options
 
 log = logging.getLogger("mkdocs.hooks.options_table")
@@ -40,6 +40,7 @@ KINDS: dict[Any, str] = {
     parsers.parse_positive_duration: "duration > 0",
     parsers.parse_byte_size: "size > 0 (`1048576`, `64m`)",
     parsers.parse_delivery_guarantee: "`at-least-once` or `exactly-once`",
+    token_provider.parse_token_provider: "`module:function`",
 }
 """The kind of value each parser reads, in words; a parser missing here is a build warning."""
 

@@ -79,6 +79,20 @@ def test_client_errors_keep_the_last_error_and_any_authentication_failure() -> N
     assert errors.authentication.code() == 58
 
 
+def test_an_oidc_providers_refusal_is_definitive_and_its_outage_is_not() -> None:
+    errors = ClientErrors()
+    errors(FakeKafkaError(-169, "Failed to acquire SASL OAUTHBEARER token: HTTP 503"))
+    assert errors.authentication is not None and not errors.definitive
+    refused = (
+        'Failed to acquire SASL OAUTHBEARER token: {"error":"unauthorized_client",'
+        '"error_description":"Invalid client or Invalid client credentials"}'
+    )
+    errors(FakeKafkaError(-169, refused))
+    assert errors.definitive
+    errors.clear()
+    assert not errors.definitive
+
+
 def test_executor_settings_are_picklable_and_default_to_read_uncommitted() -> None:
     import pickle
 

@@ -11,7 +11,7 @@ import contextlib
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,8 +41,16 @@ class Finished:
         return self.returncode is None
 
 
-def run_captured(command: Sequence[str], *, cwd: Path, timeout_s: float) -> Finished:
+def run_captured(
+    command: Sequence[str],
+    *,
+    cwd: Path,
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+) -> Finished:
     """Run ``command`` to its end without stdin, capturing its output for error messages.
+
+    ``env`` replaces the environment (``None``: this process's).
 
     Raises
     ------
@@ -53,6 +61,7 @@ def run_captured(command: Sequence[str], *, cwd: Path, timeout_s: float) -> Fini
         completed = subprocess.run(
             list(command),
             cwd=cwd,
+            env=None if env is None else dict(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

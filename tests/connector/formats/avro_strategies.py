@@ -286,5 +286,5 @@ with more digits up past its schema's precision."""
 
 
 def _decimal(unscaled: int, scale: int) -> Decimal:
-    """The decimal ``unscaled * 10**-scale``, every digit kept."""
+    """Return ``unscaled * 10**-scale`` with every digit kept."""
     return Decimal(unscaled).scaleb(-scale, _EXACT)
