@@ -198,8 +198,8 @@ class DeadLetterMarker:
             msg = (
                 f"the dead-letter marker of batch {self.batch_id} holds {len(self.done)} "
                 f"intervals, more than Kafka keeps beside an offset ({MARKER_METADATA_LIMIT} "
-                "bytes); lower minPartitions or maxRecordsPerPartition so that fewer tasks "
-                "share one partition's range"
+                "bytes): fewer tasks must share one partition's range. Raise "
+                "maxRecordsPerPartition or lower minPartitions, and restart the query"
             )
             raise StateError(msg)
         return text

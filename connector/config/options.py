@@ -103,6 +103,15 @@ class KafkaSourceOptions:
     token_provider: TokenProvider | None
     """``kafkaTokenProvider``: the function every client gets its OAUTHBEARER tokens from."""
 
+    @property
+    def reads_headers(self) -> bool:
+        """Whether executors read record headers: ``includeHeaders``, or dead letters.
+
+        A dead letter carries its record's headers, so they are read, and their bytes count
+        towards ``maxBytesPerTrigger``, even when the output has no ``headers`` column.
+        """
+        return self.include_headers or self.payloads.dead_letter_topic is not None
+
     def __repr__(self) -> str:
         """Every field, with secret values replaced by ``'***'``."""
         shown = []

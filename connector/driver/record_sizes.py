@@ -4,15 +4,15 @@ Kafka tells the driver how many offsets wait, never how many bytes: confluent-ka
 DescribeLogDirs, and a log's size on disk would be an average (compressed, over records long
 since read) that says nothing about the next records of a backlog of mixed sizes. The Python
 data source API gives the executors no channel back to the driver either. So the driver reads
-the records a batch may admit, with one probe consumer, and counts their bytes as the
-executors will get them: key, value and, with ``includeHeaders``, the headers' names and
-values. The policy (:func:`kafka_rescalable.state.byte_cap.byte_capped_ends`) says which
+the records a batch may admit, with one probe consumer, and counts their bytes as the executors
+will get them: key, value and, when read (``includeHeaders``, dead letters), the headers' names
+and values. The policy (:func:`kafka_rescalable.state.byte_cap.byte_capped_ends`) says which
 sizes it needs and how many bytes are worth reading, so the probe reads about the batch's own
 records, not the backlog, and what it read past a batch's end serves the next batch: each
-record is read about once more on the driver. It is exact from the first batch on: no
-estimate to warm up. If Kafka does not answer within the probe's time, the sizes not read
-count as too large: the batch admits what is known to fit, and at least one record per
-partition, so it still moves.
+record is read about once more on the driver. It is exact from the first batch on: no estimate
+to warm up. If Kafka does not answer within the probe's time, the sizes not read count as too
+large: the batch admits what is known to fit, and at least one record per partition, so it
+still moves.
 """
 
 from __future__ import annotations
@@ -90,9 +90,7 @@ class SizeProbe:
                 if consumer is None:
                     consumer = probe_consumer(options, fetch_wait_ms=_FETCH_WAIT_MS)
                 before = {tp: known[tp].until for tp in step.need}
-                probed += _read_sizes(
-                    consumer, step, ends, known, deadline, options.include_headers
-                )
+                probed += _read_sizes(consumer, step, ends, known, deadline, options.reads_headers)
                 stuck = all(known[tp].until == at for tp, at in before.items())
                 settle = stuck or time.monotonic() >= deadline
                 if settle:

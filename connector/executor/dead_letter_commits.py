@@ -49,8 +49,11 @@ from kafka_rescalable.task.dead_letters import DeadLetterTarget
 
 __all__ = ["DeadLetter", "DeadLetterUnit", "commit_dead_letters"]
 
-_ATTEMPTS: Final = 8
-"""How often a fenced or interrupted commit starts again before the task fails."""
+_RETRY_BUDGET_S: Final = 120.0
+"""How long a fenced or interrupted commit keeps starting again before the task fails: tasks
+reading pieces of one partition share its transactional id and fence each other, and a dozen
+of them at once may need more than a few tries."""
+_LONGEST_PAUSE_S: Final = 2.0
 _ROOM_WAIT_S: Final = 0.05
 
 
@@ -111,18 +114,24 @@ def commit_dead_letters(
     DeadLetterWriteError
         When Kafka refuses a dead letter or the transaction, or the attempts run out.
     """
-    again = _Again("no attempt made", None)
-    for attempt in range(_ATTEMPTS):
-        if attempt:
-            time.sleep(random.uniform(0.05, 0.25) * attempt)  # noqa: S311 - a pause, not a key
+    deadline = time.monotonic() + _RETRY_BUDGET_S
+    attempts = 0
+    while True:
+        if attempts:
+            # Jittered and growing, so that pieces fencing each other fall out of step.
+            pause = min(_LONGEST_PAUSE_S, 0.05 * 2**attempts)
+            time.sleep(random.uniform(pause / 2, pause))  # noqa: S311 - a pause, not a key
+        attempts += 1
         outcome = _commit_once(target, unit, letters, done)
         if not isinstance(outcome, _Again):
             return outcome
         again = outcome
+        if time.monotonic() >= deadline:
+            break
     msg = (
         f"the dead letters of {unit.topic}-{unit.partition} (batch {unit.batch_id}) could not "
-        f"be committed in {_ATTEMPTS} attempts to {target.topic!r}: {again.reason}. Spark "
-        "retries the task"
+        f"be committed in {attempts} attempts over {_RETRY_BUDGET_S:.0f} s to "
+        f"{target.topic!r}: {again.reason}. Spark retries the task"
     )
     raise DeadLetterWriteError(msg, again.kafka_error)
 
@@ -163,7 +172,7 @@ def _commit_once(
             _produce(producer, target.topic, letter)
         _raise_failures(failures, target)
         after = after_commit(marker, unit.batch_id, done)
-        offsets = [TopicPartition(unit.topic, unit.partition, after.offset, after.to_metadata())]
+        offsets = [TopicPartition(unit.topic, unit.partition, after.offset, _metadata(after))]
         producer.send_offsets_to_transaction(
             offsets, consumer.consumer_group_metadata(), CALL_TIMEOUT_S
         )
@@ -172,6 +181,7 @@ def _commit_once(
         return len(due)
     except KafkaException as exc:
         error = exc.args[0] if exc.args else None
+        _refuse_if_too_large(error, target)
         if began and not _fenced(error):
             abort_quietly(producer)
         if failures.first is None and _worth_again(error):
@@ -187,6 +197,13 @@ def _commit_once(
         raise
     finally:
         consumer.close()
+
+
+def _metadata(marker: DeadLetterMarker) -> str:
+    try:
+        return marker.to_metadata()
+    except StateError as error:
+        raise DeadLetterWriteError(str(error)) from error
 
 
 def _marker(
@@ -209,8 +226,29 @@ def _raise_failures(failures: DeliveryFailures, target: DeadLetterTarget) -> Non
     try:
         failures.raise_if_any()
     except KafkaWriteError as error:
+        _refuse_if_too_large(error.kafka_error, target)
         msg = f"dead letters to {target.topic!r}: {error}"
         raise DeadLetterWriteError(msg, error.kafka_error) from error
+
+
+def _refuse_if_too_large(error: Any, target: DeadLetterTarget) -> None:
+    """Say which limit to raise when a dead letter is larger than the producer or topic takes.
+
+    A raw record plus our headers can exceed what the source read: no retry helps, so the
+    message names the settings rather than leaving Spark to retry the same refusal.
+    """
+    from confluent_kafka import KafkaError
+
+    too_large = (KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE)
+    if not hasattr(error, "code") or error.code() not in too_large:
+        return
+    msg = (
+        f"a dead letter is larger than {target.topic!r} or the producer accepts "
+        f"({_describe(error, Exception())}): raise the topic's max.message.bytes and, on the "
+        "source, 'kafka.message.max.bytes' (the dead-letter producer's limit), which must "
+        "both exceed the source topic's largest record plus about 1 KB of headers"
+    )
+    raise DeadLetterWriteError(msg, error)
 
 
 def _produce(producer: Any, topic: str, letter: DeadLetter) -> None:

@@ -86,7 +86,10 @@ def _current_query() -> tuple[str, int]:
         msg = (
             "'deadLetterTopic' writes each dead letter once per micro-batch of a streaming "
             "query, but this task was given no query id or batch id by Spark (a streaming "
-            "query's tasks always are): read with spark.readStream"
+            "query's tasks always are). Inside foreachBatch, run Spark jobs from the calling "
+            "thread or from pyspark.InheritableThread, which pass Spark's local properties on "
+            "(a plain thread or ThreadPoolExecutor does not); elsewhere, read with "
+            "spark.readStream"
         )
         raise DeadLetterWriteError(msg)
     return query, int(batch)

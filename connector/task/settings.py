@@ -56,8 +56,7 @@ def read_settings(
     dead_letters = dead_letter_target(options)
     return RangeReadSettings(
         consumer_config=executor_config(options),
-        # A dead letter carries its record's headers: they are read even when not output.
-        include_headers=options.include_headers or dead_letters is not None,
+        include_headers=options.reads_headers,
         fail_on_data_loss=options.fail_on_data_loss,
         poll_timeout_ms=options.poll_timeout_ms,
         batch_size=options.batch_size,
