@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final, NoReturn
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -23,7 +23,6 @@ from kafka_rescalable.driver.batch_reader import KafkaBatchReader
 from kafka_rescalable.driver.interpreter import warn_about_executor_python
 from kafka_rescalable.driver.stream_reader import KafkaStreamReader
 from kafka_rescalable.errors import KafkaSourceError
-from kafka_rescalable.executor.tasks import read_input_partition
 from kafka_rescalable.formats.codec import ReaderSchema
 from kafka_rescalable.formats.declared import (
     declared_schema,
@@ -34,6 +33,11 @@ from kafka_rescalable.formats.declared import (
 from kafka_rescalable.formats.decoding import DecodePlan
 from kafka_rescalable.schema import spark_schema
 from kafka_rescalable.sink.writer import make_writer
+from kafka_rescalable.task import RangeReadSettings
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.datasource import InputPartition
 
 __all__ = ["KafkaSource"]
 
@@ -87,7 +91,7 @@ class KafkaSource(ShippedToExecutors, DataSource):
         options = self._parse("batch")
         warn_about_executor_python()
         plan = _decode_plan(options, schema, self._defined_readers)
-        return KafkaBatchReader(options, read_input_partition, plan)
+        return KafkaBatchReader(options, _read_on_executor, plan)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """Return the micro-batch reader, for ``spark.readStream``.
@@ -100,7 +104,7 @@ class KafkaSource(ShippedToExecutors, DataSource):
             options = self._parse("stream")
             warn_about_executor_python()
             plan = _decode_plan(options, schema, self._defined_readers)
-            return KafkaStreamReader(options, read_input_partition, plan)
+            return KafkaStreamReader(options, _read_on_executor, plan)
         except KafkaSourceError as error:
             return _RefusedStreamReader(error)
 
@@ -189,3 +193,18 @@ class _RefusedStreamReader(ShippedToExecutors, DataSourceStreamReader):
     def read(self, partition: Any) -> Any:
         """Raise the refusal."""
         self._refuse()
+
+
+def _read_on_executor(
+    partition: InputPartition, settings: RangeReadSettings
+) -> Iterator[pa.RecordBatch]:
+    """Read one task, on an executor: the readers hand this function to Spark.
+
+    The executor's modules are imported here, where they run, and not with this module: the
+    driver's side of every streaming query is a new Python process that imports this module
+    before its first micro-batch, and the readers (with ``pyarrow.compute``) would add some
+    70 ms to each query's start-up there, for code that process never runs.
+    """
+    from kafka_rescalable.executor.tasks import read_input_partition
+
+    return read_input_partition(partition, settings)
