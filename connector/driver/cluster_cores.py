@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.request
 from pathlib import Path
 
 __all__ = ["application_cores", "driver_ui_urls"]
@@ -60,6 +59,10 @@ def _cores_from(base: str) -> int | None:
 
 
 def _get_json(url: str) -> object:
+    # Imported here: only parallelism=auto asks the UI, and urllib.request (with http.client,
+    # ssl and email) would add ~18 ms to every streaming query's driver-side start-up.
+    import urllib.request
+
     try:
         with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:  # noqa: S310
             return json.load(response)
