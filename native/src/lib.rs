@@ -11,7 +11,7 @@ mod checks;
 mod decode;
 mod framing;
 
-use arrow_array::{Array, make_array};
+use arrow_array::{Array, ArrayRef, make_array};
 use arrow_data::ArrayData;
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
 use pyo3::create_exception;
@@ -60,12 +60,7 @@ impl AvroDecoder {
         py: Python<'py>,
         payloads: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let data = ArrayData::from_pyarrow_bound(payloads)?;
-        let array = make_array(data);
-        let decoded = py
-            .detach(|| guarded(|| self.decoders.decode_plain(array.as_ref())))
-            .map_err(native_error)?;
-        decoded.to_data().to_pyarrow(py)
+        self.decode_with(py, payloads, Decoders::decode_plain)
     }
 
     /// Decode payloads framed for a schema registry (magic byte, 4-byte id, body).
@@ -74,10 +69,21 @@ impl AvroDecoder {
         py: Python<'py>,
         payloads: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let data = ArrayData::from_pyarrow_bound(payloads)?;
-        let array = make_array(data);
+        self.decode_with(py, payloads, Decoders::decode_framed)
+    }
+}
+
+impl AvroDecoder {
+    /// The pyarrow array in, `decode` run without the GIL, the pyarrow array out.
+    fn decode_with<'py>(
+        &mut self,
+        py: Python<'py>,
+        payloads: &Bound<'py, PyAny>,
+        decode: fn(&mut Decoders, &dyn Array) -> Result<ArrayRef, String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let array = make_array(ArrayData::from_pyarrow_bound(payloads)?);
         let decoded = py
-            .detach(|| guarded(|| self.decoders.decode_framed(array.as_ref())))
+            .detach(|| guarded(|| decode(&mut self.decoders, array.as_ref())))
             .map_err(native_error)?;
         decoded.to_data().to_pyarrow(py)
     }
