@@ -19,9 +19,9 @@ use crate::framing::{Payloads, split};
 /// Rows a decoder holds before it is flushed into a piece of the result.
 const PIECE_ROWS: usize = 1 << 16;
 
-/// `arrow-avro` decodes records only: any schema is read as the one field of a record, whose
-/// encoding is the field's own.
-fn wrapped(schema: &str) -> String {
+/// `arrow-avro` reads and writes records only: any schema is read (written) as the one field
+/// of a record, whose encoding is the field's own.
+pub(crate) fn wrapped(schema: &str) -> String {
     format!(
         r#"{{"type":"record","name":"KafkaRescalableNativeRow","fields":[{{"name":"value","type":{schema}}}]}}"#
     )

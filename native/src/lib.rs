@@ -1,14 +1,18 @@
 //! The native core of kafka-rescalable: Avro payloads held in an Arrow binary array are
-//! decoded in bulk into one Arrow array, with Apache Arrow's own `arrow-avro`.
+//! decoded in bulk into one Arrow array, and a column of values is encoded in bulk into one
+//! binary array of payloads (the sink), with Apache Arrow's own `arrow-avro`.
 //!
 //! The core does no I/O and takes no decision: it is handed the reader schema and the writer
 //! schemas it needs (Python fetches them from the registry), it reads the registry framing,
 //! decodes each writer schema's records together, resolves them to the reader schema and puts
 //! the records back in their order. Any failure is an exception; the Python side then decodes
-//! the batch on its slow path, which names the failing record and says why.
+//! the batch on its slow path, which names the failing record and says why. Encoding is the
+//! same bargain: Python gives the writer schema, the registry's schema id and a column already
+//! of the Arrow types the writer takes, and encodes on its slow path whatever fails here.
 
 mod checks;
 mod decode;
+mod encode;
 mod framing;
 
 use arrow_array::{Array, ArrayRef, make_array};
@@ -19,12 +23,20 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
 use crate::decode::Decoders;
+use crate::encode::Encoders;
 
 create_exception!(
     _core,
     NativeDecodeError,
     PyException,
     "The native core could not decode a batch: the caller decodes it on its slow path."
+);
+
+create_exception!(
+    _core,
+    NativeEncodeError,
+    PyException,
+    "The native core could not encode a batch: the caller encodes it record by record."
 );
 
 /// Avro payloads (an Arrow binary array) to one Arrow array of the reader schema.
@@ -89,6 +101,37 @@ impl AvroDecoder {
     }
 }
 
+/// A column of values (an Arrow array) to one Avro payload per row (an Arrow binary array).
+#[pyclass(module = "kafka_rescalable_native._core")]
+struct AvroEncoder {
+    encoders: Encoders,
+}
+
+#[pymethods]
+impl AvroEncoder {
+    /// Build an encoder for `writer_schema` (Avro JSON text); with `schema_id`, each payload
+    /// is framed for a schema registry (zero magic byte, 4-byte big-endian id, body). The
+    /// schema is parsed by the first `encode`, which fails if it does not parse.
+    #[new]
+    #[pyo3(signature = (writer_schema, schema_id=None))]
+    fn new(writer_schema: &str, schema_id: Option<u32>) -> Self {
+        Self { encoders: Encoders::new(writer_schema, schema_id) }
+    }
+
+    /// Encode every row of `values` without the GIL; a null row gives a null payload.
+    fn encode<'py>(
+        &mut self,
+        py: Python<'py>,
+        values: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let array = make_array(ArrayData::from_pyarrow_bound(values)?);
+        let encoded = py
+            .detach(|| guarded(|| self.encoders.encode(array.as_ref())))
+            .map_err(encode_error)?;
+        encoded.to_data().to_pyarrow(py)
+    }
+}
+
 /// The distinct schema ids of framed payloads, in the order they first appear.
 #[pyfunction]
 fn schema_ids(payloads: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
@@ -106,7 +149,7 @@ fn guarded<T>(work: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".to_string());
-            Err(format!("the native decoder panicked: {text}"))
+            Err(format!("the native core panicked: {text}"))
         }
     }
 }
@@ -115,11 +158,17 @@ fn native_error(message: String) -> PyErr {
     NativeDecodeError::new_err(message)
 }
 
+fn encode_error(message: String) -> PyErr {
+    NativeEncodeError::new_err(message)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AvroDecoder>()?;
+    m.add_class::<AvroEncoder>()?;
     m.add_function(wrap_pyfunction!(schema_ids, m)?)?;
     m.add("NativeDecodeError", m.py().get_type::<NativeDecodeError>())?;
+    m.add("NativeEncodeError", m.py().get_type::<NativeEncodeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -7,6 +7,9 @@ __version__: str
 class NativeDecodeError(Exception):
     """The native core could not decode a batch: the caller decodes it on its slow path."""
 
+class NativeEncodeError(Exception):
+    """The native core could not encode a batch: the caller encodes it record by record."""
+
 class AvroDecoder:
     """Avro payloads (an Arrow binary array) to one Arrow array of the reader schema."""
 
@@ -24,6 +27,26 @@ class AvroDecoder:
 
     def decode_framed(self, payloads: pa.Array) -> pa.Array:
         """Decode registry-framed payloads (magic byte, 4-byte id, body); nulls stay null."""
+
+class AvroEncoder:
+    """A column of values (an Arrow array) to one Avro payload per row (a binary array)."""
+
+    def __init__(self, writer_schema: str, schema_id: int | None = None) -> None:
+        """Build an encoder for ``writer_schema`` (Avro JSON text).
+
+        With ``schema_id``, each payload is framed for a schema registry (zero magic byte,
+        4-byte big-endian id, body). The schema is parsed by the first :meth:`encode`, which
+        raises :class:`NativeEncodeError` if it does not parse or does not fit the values.
+        """
+
+    def encode(self, values: pa.Array) -> pa.BinaryArray:
+        """Encode every row of ``values`` (of the writer's Arrow types); null rows stay null.
+
+        Raises
+        ------
+        NativeEncodeError
+            When the values' type does not fit the writer schema, or a value does not encode.
+        """
 
 def schema_ids(payloads: pa.Array) -> list[int]:
     """Give the distinct schema ids of framed payloads, in the order they first appear."""
