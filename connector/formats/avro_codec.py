@@ -15,6 +15,8 @@ The sink writes a row's value with ``valueSchema`` when given, else with the sch
 from the column's Spark type; with a registry through confluent-kafka's ``AvroSerializer``,
 which registers the schema (``schema.registry.auto.register.schemas``, default true) or uses
 the subject's latest version, and frames the payload.
+:mod:`kafka_rescalable.formats.avro.native_encoding` encodes whole columns where the native
+core is installed and the bytes are proven the same.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from kafka_rescalable.formats.avro.values import has_struct_union, value_convert
 from kafka_rescalable.formats.avro.writer_schema import avro_schema_of
 from kafka_rescalable.formats.codec import (
     ColumnDecoder,
+    ColumnEncoder,
     Decoder,
     Encoder,
     FormatCodec,
@@ -129,15 +132,7 @@ class _AvroCodec(FormatCodec):
 
     def encoder(self, column: WriterColumn) -> Encoder:
         payload = column.payload
-        if payload.schema is not None:
-            text, option = payload.schema, payload.option("Schema")
-        else:
-            try:
-                text = json.dumps(avro_schema_of(column.spark_type))
-            except AvroMappingError as error:
-                msg = f"the {payload.column} column cannot be written as Avro: {error}"
-                raise InvalidOptionError(payload.option("Format"), msg) from error
-            option = payload.option("Format")
+        text, option = _sink_schema(column)
         parsed = _parse(text, option, None)
         convert = writer_converter(parsed)
         if column.registry is None or payload.framing is Framing.NONE:
@@ -146,6 +141,16 @@ class _AvroCodec(FormatCodec):
                 raise InvalidOptionError(payload.option("Framing"), msg)
             return _plain_encoder(parsed, convert)
         return _registry_encoder(payload, text, convert, column.registry, column.topic)
+
+    def column_encoder(self, column: WriterColumn, encode: Encoder) -> ColumnEncoder | None:
+        from kafka_rescalable.formats.avro.native_encoding import native_encoder
+
+        text, _ = _sink_schema(column)
+        registry = column.registry
+        framed = registry is not None and column.payload.framing is not Framing.NONE
+        if registry is not None and framed and _serializer_conf(registry)["use.latest.version"]:
+            return None  # the serializer writes with the subject's latest version, not ``text``
+        return native_encoder(text, column.spark_type, encode, framed)
 
 
 # --- driver ---------------------------------------------------------------------------------
@@ -294,6 +299,19 @@ def _build_decoder(reader_schema: Any, framing: Framing, writers: Callable[[int]
 
 
 # --- sink -----------------------------------------------------------------------------------
+
+
+def _sink_schema(column: WriterColumn) -> tuple[str, str]:
+    """Give the writer schema's text and the option it comes from (or is derived for)."""
+    payload = column.payload
+    if payload.schema is not None:
+        return payload.schema, payload.option("Schema")
+    try:
+        text = json.dumps(avro_schema_of(column.spark_type))
+    except AvroMappingError as error:
+        msg = f"the {payload.column} column cannot be written as Avro: {error}"
+        raise InvalidOptionError(payload.option("Format"), msg) from error
+    return text, payload.option("Format")
 
 
 def _plain_encoder(parsed: Any, convert: Callable[[Any], Any] | None) -> Encoder:

@@ -24,6 +24,7 @@ from kafka_rescalable.formats.options import PayloadFormat, PayloadOptions, Regi
 
 __all__ = [
     "ColumnDecoder",
+    "ColumnEncoder",
     "Decoder",
     "Encoder",
     "FormatCodec",
@@ -49,6 +50,14 @@ equal), which is then decoded record by record, where failures are named and ``m
 
 Encoder = Callable[[Any], bytes]
 """One row's value (as ``pyarrow``'s ``to_pylist`` gives it) in, the payload out."""
+
+ColumnEncoder = Callable[[pa.Array], "list[bytes | None] | None"]
+"""A whole column of the sink's batch in, one payload per row out (``None`` for a null row).
+
+It must give exactly what the column's :data:`Encoder` gives row by row; it returns ``None``
+for a batch it does not encode whole (a value that fails, a case it cannot prove equal),
+which is then encoded row by row, where a failure names the row.
+"""
 
 
 @dataclass(frozen=True)
@@ -146,6 +155,14 @@ class FormatCodec(ABC):
         """Build the sink's encoder for ``column`` (on an executor)."""
         msg = f"writing {column.payload.format.value!r} payloads is not supported"
         raise NotImplementedError(msg)
+
+    def column_encoder(self, column: WriterColumn, encode: Encoder) -> ColumnEncoder | None:
+        """Build the sink's encoder of whole columns; ``None``: row by row only.
+
+        ``encode`` is the column's :meth:`encoder`, the slow path with the same contract,
+        which a format may also use to settle what it must match (a registry's schema id).
+        """
+        return None
 
 
 _MODULES = {

@@ -6,7 +6,9 @@ or binary), ``topic`` (string), ``partition`` (int) and ``headers``
 ``topic`` option, when set, overrides the ``topic`` column. With a typed ``valueFormat``
 (``keyFormat``) the column holds what that format encodes instead: text for ``string``, a
 struct (or any type the schema maps to) for ``json``, ``avro`` and ``protobuf``; each row's
-value is encoded on the executors, by the format's encoder, before it is produced.
+value is encoded on the executors, by the format's encoder, before it is produced: a whole
+Arrow batch at once where the format has a bulk encoder that takes it (Avro with the native
+core), else row by row, where a value that fails is named by its row.
 
 The columns are checked once on the driver, against the Spark schema, so a wrong type fails
 when the query starts; the rows are converted on the executors, from the Arrow batches PySpark
@@ -29,14 +31,18 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from kafka_rescalable.errors import InvalidOptionError, KafkaSourceError, SinkInputError
-from kafka_rescalable.formats.codec import Encoder, WriterColumn, codec_for
+from kafka_rescalable.errors import SinkInputError
 from kafka_rescalable.formats.options import (
     PLAIN,
     PayloadFormat,
     PayloadOptions,
     PayloadSettings,
-    RegistrySettings,
+)
+from kafka_rescalable.sink.encoding import (
+    ColumnEncoding,
+    RowEncoders,
+    encoded_column,
+    task_encoders,
 )
 
 __all__ = [
@@ -57,68 +63,6 @@ KafkaRecord = tuple[str, Any, Any, int, Any]
 _BYTES_OR_TEXT = "string or binary"
 _HEADERS_TYPE = "array<struct<key: string, value: binary>>"
 _STRUCT_FORMATS = "'json', 'avro' or 'protobuf'"
-
-
-@dataclass(frozen=True)
-class ColumnEncoding:
-    """How the sink encodes one typed column; picklable, it travels to the executors.
-
-    Its type travels as JSON; on the executor it becomes the codec's
-    :class:`~kafka_rescalable.formats.codec.WriterColumn`, which the encoder is built for.
-
-    Parameters
-    ----------
-    payload
-        The column's options (``valueFormat``, ``valueSchema``, ...).
-    spark_type_json
-        The column's Spark type, in JSON (``DataType.json()``): what the encoder is built for.
-    registry
-        ``schema.registry.*``, when set.
-    topic
-        The ``topic`` option, which names the default subject ``<topic>-value`` (``-key``).
-    """
-
-    payload: PayloadOptions
-    spark_type_json: str
-    registry: RegistrySettings | None
-    topic: str | None
-
-    def encoder(self) -> Encoder:
-        """Build the format's encoder for this column.
-
-        Raises
-        ------
-        InvalidOptionError
-            When the format cannot be written, or its schema refuses the column's type.
-        SinkInputError
-            When the encoder refuses the column's type for another reason, naming it.
-        """
-        from pyspark.sql.types import _parse_datatype_json_string
-
-        spark_type = _parse_datatype_json_string(self.spark_type_json)
-        payload = self.payload
-        try:
-            column = WriterColumn(payload, spark_type, self.registry, self.topic)
-            return codec_for(payload.format).encoder(column)
-        except NotImplementedError as error:
-            raise InvalidOptionError(payload.option("Format"), str(error)) from error
-        except KafkaSourceError:
-            raise
-        except Exception as error:
-            msg = (
-                f"column '{payload.column}' ({spark_type.simpleString()}) cannot be written "
-                f"with '{payload.option('Format')}' {payload.format.value!r}: "
-                f"{type(error).__name__}: {error}"
-            )
-            raise SinkInputError(msg, payload.column) from error
-
-
-@dataclass(frozen=True)
-class RowEncoders:
-    """The encoders of one task, built once for all its rows: ``None`` for a raw column."""
-
-    value: Encoder | None = None
-    key: Encoder | None = None
 
 
 @dataclass(frozen=True)
@@ -215,10 +159,7 @@ class SinkColumns:
         Once per task on the executors, and once on the driver, so that a schema that refuses
         the column fails when the query starts.
         """
-        return RowEncoders(
-            value=self.value_encoding.encoder() if self.value_encoding else None,
-            key=self.key_encoding.encoder() if self.key_encoding else None,
-        )
+        return task_encoders(self.value_encoding, self.key_encoding)
 
 
 _ACCEPTED: Final = {
@@ -297,9 +238,13 @@ def kafka_records(
     rows = batch.num_rows
     if encoders is None:
         encoders = columns.encoders()
-    values = _column(batch, "value", encoders.value, columns.value_encoding, first_row)
+    values = encoded_column(
+        batch, "value", encoders.value, columns.value_encoding, first_row, encoders.value_bulk
+    )
     if columns.has_key:
-        keys: Any = _column(batch, "key", encoders.key, columns.key_encoding, first_row)
+        keys: Any = encoded_column(
+            batch, "key", encoders.key, columns.key_encoding, first_row, encoders.key_bulk
+        )
     else:
         keys = repeat(None, rows)
     if columns.topic is not None:
@@ -328,33 +273,6 @@ def kafka_records(
     else:
         headers = repeat(None, rows)
     return zip(topics, values, keys, partitions, headers, strict=False)
-
-
-def _column(
-    batch: Any,
-    name: str,
-    encode: Encoder | None,
-    encoding: ColumnEncoding | None,
-    first_row: int,
-) -> list[Any]:
-    """Give the column's values as the producer takes them: encoded when typed, nulls kept."""
-    values = batch.column(name).to_pylist()
-    if encode is None or encoding is None:
-        return values
-    encoded: list[Any] = []
-    append = encoded.append
-    try:
-        for value in values:
-            append(None if value is None else encode(value))
-    except Exception as error:
-        payload = encoding.payload
-        msg = (
-            f"row {first_row + len(encoded)} of this task: column '{name}' does not encode as "
-            f"'{payload.option('Format')}' {payload.format.value!r}: "
-            f"{type(error).__name__}: {error}"
-        )
-        raise SinkInputError(msg, name) from error
-    return encoded
 
 
 def first_topic(batch: Any, columns: SinkColumns) -> str:

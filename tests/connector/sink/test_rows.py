@@ -167,14 +167,14 @@ class _RefusingCodec:
 def test_an_encoder_that_cannot_be_built_names_the_option_or_column(monkeypatch) -> None:
     columns = SinkColumns.from_schema(schema(value=ORDER), "t", typed(value="avro"))
     monkeypatch.setattr(
-        "kafka_rescalable.sink.rows.codec_for",
+        "kafka_rescalable.sink.encoding.codec_for",
         lambda fmt: _RefusingCodec(NotImplementedError("writing 'avro' is not supported")),
     )
     with pytest.raises(InvalidOptionError, match="not supported") as refused:
         columns.encoders()
     assert refused.value.option == "valueFormat"
     monkeypatch.setattr(
-        "kafka_rescalable.sink.rows.codec_for",
+        "kafka_rescalable.sink.encoding.codec_for",
         lambda fmt: _RefusingCodec(TypeError("no field 'qty'")),
     )
     with pytest.raises(
