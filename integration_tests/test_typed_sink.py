@@ -18,12 +18,22 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.utils import AnalysisException, PythonException
 
 from integration_tests.kafka_helpers import Record, create_topic, produce
 from integration_tests.spark_helpers import OUR_FORMAT, batch_read, kafka_stream, run_available_now
+from kafka_rescalable.formats.avro.types import spark_type_of
+from kafka_rescalable.formats.options import (
+    Framing,
+    PayloadFormat,
+    PayloadOptions,
+    RegistrySettings,
+)
+from kafka_rescalable.sink.encoding import ColumnEncoding
 
 pytestmark = pytest.mark.integration
 
@@ -218,3 +228,29 @@ def test_a_column_the_format_cannot_encode_fails_at_save(
         save(orders)
     with pytest.raises(refused, match="mode.*source option"):
         save(orders.selectExpr("value.item AS value"), valueFormat="string", mode="PERMISSIVE")
+
+
+@pytest.mark.parametrize("inline", [True, False], ids=["valueSchema", "derived schema"])
+def test_avro_values_encode_in_bulk_as_the_serializer_frames_them(
+    schema_registry_url: str, topic_name: str, inline: bool
+) -> None:
+    import fastavro
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    spark_type, _ = spark_type_of(fastavro.parse_schema(ORDER_AVRO))
+    schema = json.dumps(ORDER_AVRO) if inline else None
+    payload = PayloadOptions("value", PayloadFormat.AVRO, schema, framing=Framing.CONFLUENT)
+    registry = RegistrySettings((("url", schema_registry_url),))
+    encoding = ColumnEncoding(payload, spark_type.json(), registry, topic_name)
+    orders = [None if i == 5 else _order(i) for i in range(ORDERS)]
+    column = pa.array(orders, to_arrow_type(spark_type, timezone="UTC"))
+    encode = encoding.encoder()  # confluent-kafka's AvroSerializer, which registers the schema
+    expected = [None if value is None else encode(value) for value in column.to_pylist()]
+    bulk = encoding.column_encoder(encode)
+    assert bulk is not None
+    assert bulk(column) == expected
+    registered = SchemaRegistryClient({"url": schema_registry_url}).get_latest_version(
+        f"{topic_name}-value"
+    )
+    frames = {value[:5] for value in expected if value is not None}
+    assert frames == {b"\x00" + registered.schema_id.to_bytes(4, "big")}

@@ -253,14 +253,17 @@ def _list(array: pa.Array, items: Any, walk: SchemaWalk) -> pa.Array:
 
 def _map(array: pa.Array, values: Any, walk: SchemaWalk) -> pa.Array:
     column = array.type
-    _require(pa.types.is_map(column) and pa.types.is_string(column.key_type), array, "map")
+    keyed = pa.types.is_map(column) and (
+        pa.types.is_string(column.key_type) or pa.types.is_large_string(column.key_type)
+    )
+    _require(keyed, array, "map")
     offsets, entries = _entries(array)
     items = _fit(array.items.slice(*entries), values, walk)
     if not _nullable(values) and items.null_count:
         raise BatchDeclined("a null value in a map of non-null values")
     if _repeats_a_key(array):
         raise BatchDeclined("a map holds a key twice")
-    keys = array.keys.slice(*entries)
+    keys = array.keys.slice(*entries).cast(pa.string())
     return pa.MapArray.from_arrays(offsets, keys, items, mask=_mask(array))
 
 

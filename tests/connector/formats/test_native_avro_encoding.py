@@ -233,6 +233,30 @@ def test_every_type_the_sink_maps_encodes_in_bulk_alike() -> None:
     _assert_alike(_encoding(_EVERY_TYPE), column.slice(7, 20), bulk_expected=True)
 
 
+@pytest.mark.parametrize(
+    ("spark_type", "schema", "values"),
+    [
+        (T.StringType(), "string", ["a", None, "ü" * 300]),
+        (T.LongType(), "long", [0, -1, 2**63 - 1, None]),
+        (T.IntegerType(), ["null", "long"], [None, 5, -(2**31)]),
+        (T.StringType(), {"type": "enum", "name": "E", "symbols": ["X", "Y"]}, ["Y", None]),
+        (T.ArrayType(T.DoubleType()), {"type": "array", "items": "double"}, [[1.5, -0.0], []]),
+        (
+            T.MapType(T.StringType(), T.StringType()),
+            {"type": "map", "values": ["null", "string"]},
+            [[("k", None), ("j", "v")], None, []],
+        ),
+    ],
+)
+def test_a_schema_that_is_not_a_record_encodes_in_bulk_alike(
+    spark_type: T.DataType, schema: Any, values: list[Any]
+) -> None:
+    column = pa.array(values, to_arrow_type(spark_type, timezone="UTC"))
+    _assert_alike(_encoding(spark_type, schema), column, bulk_expected=True)
+    large = column.cast(to_arrow_type(spark_type, timezone="UTC", prefers_large_types=True))
+    _assert_alike(_encoding(spark_type, schema), large, bulk_expected=True)
+
+
 _ORDER = {
     "type": "record",
     "name": "Order",
