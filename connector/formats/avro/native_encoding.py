@@ -83,8 +83,6 @@ class _BulkEncoder:
         self.framed = framed
         self.core: Any = None
         """The core's ``AvroEncoder``; ``False`` when this column is never encoded in bulk."""
-        self.reference: tuple[int, bytes] | None = None
-        """The first row encoded record by record, to hold the first bulk batch to."""
 
     def encode(self, column: pa.Array) -> list[bytes | None] | None:
         core = native_core()
@@ -101,40 +99,44 @@ class _BulkEncoder:
         except BulkDeclined as error:
             logger.debug("a batch is encoded record by record: %s", error)
             return None
-        if self.core is None and not self._start(core, column, values):
-            return None
+        reference = None
+        if self.core is None:
+            reference = self._start(core, column, values)
+            if reference is None:
+                return None
         try:
             payloads = self.core.encode(values).to_pylist()
         except core.NativeEncodeError as error:
             logger.debug("a batch is encoded record by record: %s", error)
+            if reference is not None:
+                self.core = None  # unchecked: the next batch starts again, with its first row
             return None
-        if self.reference is not None:
-            row, expected = self.reference
-            self.reference = None
-            if payloads[row] != expected:
-                logger.warning(
-                    "the native core's Avro differs from the per-record encoder's for %s; "
-                    "this column is encoded record by record",
-                    json.dumps(self.schema)[:200],
-                )
-                self.core = False
-                return None
+        if reference is not None and payloads[reference[0]] != reference[1]:
+            logger.warning(
+                "the native core's Avro differs from the per-record encoder's for %s; "
+                "this column is encoded record by record",
+                json.dumps(self.schema)[:200],
+            )
+            self.core = False
+            return None
         return payloads
 
-    def _start(self, core: Any, column: pa.Array, values: pa.Array) -> bool:
-        """Make the core's encoder, with the registry's schema id from a first row's framing."""
+    def _start(self, core: Any, column: pa.Array, values: pa.Array) -> tuple[int, bytes] | None:
+        """Make the core's encoder, with the registry's schema id from a first row's framing.
+
+        Returns the row and the bytes the per-record encoder gave it, which the batch's bulk
+        payload of that row must equal; ``None`` when the batch goes record by record.
+        """
         row = pc.index(column.is_valid(), True).as_py()
-        if row < 0:
-            return False  # nothing but tombstones: nothing to learn the schema id from
         try:
             expected = self.encode_one(column[row].as_py())
         except Exception:  # noqa: BLE001 - the per-record path names the row and says why
-            return False
+            return None
         schema_id = None
         if self.framed:
             if len(expected) < 5 or expected[0] != 0:
                 self.core = False  # not the framing the core writes
-                return False
+                return None
             schema_id = int.from_bytes(expected[1:5], "big")
         encoder = core.AvroEncoder(json.dumps(self.schema), schema_id)
         try:
@@ -142,7 +144,6 @@ class _BulkEncoder:
         except core.NativeEncodeError as error:
             logger.debug("the native core cannot write this column: %s", error)
             self.core = False
-            return False
+            return None
         self.core = encoder
-        self.reference = (row, expected)
-        return True
+        return row, expected

@@ -26,6 +26,7 @@ from pyspark.sql.pandas.types import to_arrow_type
 from kafka_rescalable.errors import SinkInputError
 from kafka_rescalable.formats import avro_codec
 from kafka_rescalable.formats.avro.native import native_core
+from kafka_rescalable.formats.avro.native_encoding import native_encoder
 from kafka_rescalable.formats.avro.types import non_null
 from kafka_rescalable.formats.codec import ColumnEncoder
 from kafka_rescalable.formats.options import (
@@ -446,3 +447,15 @@ def test_with_the_registry_some_schemas_are_encoded_row_by_row(
     latest = RegistrySettings((*mock_registry.items, ("use.latest.version", "true")))
     encoding = _encoding(_ORDER_TYPE, _ORDER, latest)
     assert encoding.column_encoder(lambda value: b"") is None
+
+
+def test_bulk_bytes_that_differ_from_the_first_rows_turn_the_bulk_path_off() -> None:
+    column = _orders(None, _order(1), _order(2))
+    wrong = native_encoder(json.dumps(_ORDER), _ORDER_TYPE, lambda value: b"not it", False)
+    assert wrong is not None
+    assert wrong(column) is None  # the first valid row's bytes differ: off for good
+    assert wrong(column) is None
+    encode = _encoding(_ORDER_TYPE, _ORDER).encoder()
+    right = native_encoder(json.dumps(_ORDER), _ORDER_TYPE, encode, False)
+    assert right is not None
+    assert right(column) == [None, encode(column[1].as_py()), encode(column[2].as_py())]
