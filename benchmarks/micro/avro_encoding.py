@@ -60,7 +60,7 @@ class EncodingRun:
 
 
 def _columns(records: int) -> list[pa.RecordBatch]:
-    """The order records as the sink's input: one ``value`` struct column per batch."""
+    """Give the order records as the sink's input: one ``value`` struct column per batch."""
     bodies = [body for _, body in order_bodies(0, records)]
     plan = _plan(Framing.NONE, None)
     decoded = [decode_batch(batch, plan) for batch in _batches(bodies)]
@@ -83,8 +83,7 @@ def _best(encoding: ColumnEncoding, bulk: bool, batches: list[Any], runs: int) -
 
     def encode_all() -> list[list[Any]]:
         return [
-            encoded_column(batch, "value", encode, encoding, 0, column_encoder)
-            for batch in batches
+            encoded_column(batch, "value", encode, encoding, 0, column_encoder) for batch in batches
         ]
 
     payloads = encode_all()  # warm-up, and the payloads
