@@ -32,7 +32,7 @@ from unittest import mock
 
 import pyarrow as pa
 
-from benchmarks.micro.avro_decoding import BATCH, _batches, _plan
+from benchmarks.micro.avro_decoding import BATCH, _batches, _plan, print_speed_up
 from benchmarks.whole_queries.avro_records import ORDER_SCHEMA_JSON, order_bodies
 from kafka_rescalable.formats import avro_codec
 from kafka_rescalable.formats.avro.native import native_core
@@ -136,14 +136,7 @@ def main() -> None:
     args = parser.parse_args()
     results = measure_encoding(args.records, args.runs)
     print(f"{args.records:,} order records, batches of {BATCH:,}, best of {args.runs} runs")
-    print("| case | bulk µs/record | per record µs/record | bulk speed-up |")
-    print("|---|--:|--:|--:|")
-    by_case: dict[str, dict[str, float]] = {}
-    for run in results:
-        by_case.setdefault(run.case, {})[run.path] = run.micros_per_record
-    for case, paths in by_case.items():
-        bulk, slow = paths["bulk"], paths["per record"]
-        print(f"| {case} | {bulk:.2f} | {slow:.2f} | {slow / bulk:.0f}x |")
+    print_speed_up(results, "bulk", "per record")
 
 
 if __name__ == "__main__":
