@@ -60,13 +60,13 @@ def native_core() -> ModuleType | None:
     takes effect; the choice is logged once per process and choice.
     """
     if os.environ.get(NATIVE_ENV, "").strip() == "0":
-        _say(f"the pure-Python decoders: {NATIVE_ENV}=0")
+        _say(f"the pure-Python codecs: {NATIVE_ENV}=0")
         return None
     try:
         import kafka_rescalable_native as core
     except ImportError:
         _say(
-            "the pure-Python decoders: kafka_rescalable_native is not installed "
+            "the pure-Python codecs: kafka_rescalable_native is not installed "
             "(pip install 'kafka-rescalable[native]' decodes Avro some 25 times faster)"
         )
         return None
@@ -77,7 +77,7 @@ def native_core() -> ModuleType | None:
 def _say(decoders: str) -> None:
     if decoders not in _said:
         _said.add(decoders)
-        logger.info("typed records decode with %s", decoders)
+        logger.info("typed records are decoded and encoded with %s", decoders)
 
 
 def native_decoder(

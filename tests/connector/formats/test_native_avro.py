@@ -1,4 +1,4 @@
-"""The native core against the pure-Python decoders: the same rows, or the same failure.
+"""The native core against the pure-Python codecs: the same rows, or the same failure.
 
 Random reader schemas within our type mapping, random records and random writer-to-reader
 evolutions are decoded by :func:`kafka_rescalable.formats.decoding.decode_batch` on both
@@ -188,8 +188,10 @@ def test_the_decoders_in_use_are_logged_once_per_process_and_choice(
         assert native_core() is None
     version = native_core().__version__  # type: ignore[union-attr]
     assert _lines(caplog) == [
-        f"typed records decode with the native core (kafka_rescalable_native {version})",
-        "typed records decode with the pure-Python decoders: KAFKA_RESCALABLE_NATIVE=0",
+        "typed records are decoded and encoded with the native core "
+        f"(kafka_rescalable_native {version})",
+        "typed records are decoded and encoded with the pure-Python codecs: "
+        "KAFKA_RESCALABLE_NATIVE=0",
     ]
 
 
@@ -202,8 +204,8 @@ def test_without_the_native_core_the_fallback_decodes_and_says_why(
     assert decoded.column(1).to_pylist() == [{"x": 7}, None]
     (line,) = _lines(caplog)
     assert line.startswith(
-        "typed records decode with the pure-Python decoders: kafka_rescalable_native is not "
-        "installed"
+        "typed records are decoded and encoded with the pure-Python codecs: "
+        "kafka_rescalable_native is not installed"
     )
 
 
