@@ -14,7 +14,11 @@ do, timed alone (records and batch built before the clock starts), median of a f
 - ``bulk, 1% epoch timestamps``: 1 record in 100 with a timestamp in epoch seconds, which
   pyarrow refuses: the batch is halved to find them, up to a bounded number of reads;
 - ``bulk, 1 bad record``: one record per batch that does not decode (``PERMISSIVE``), so the
-  whole batch is read record by record.
+  whole batch is read record by record;
+- ``order with a map``: the whole-query benchmark's JSON order records
+  (:func:`benchmarks.whole_queries.order_encodings.encoded_orders`, 16 fields, about 470 bytes
+  each), whose ``attributes MAP<STRING,STRING>`` pyarrow's reader cannot take: as shipped,
+  and record by record.
 
 Run it on an older checkout (``PYTHONPATH`` pointing at its package tree) to compare; there the
 whole-column decoder does not exist and every case is record by record.
@@ -39,12 +43,14 @@ from pyspark.sql.types import (
     DoubleType,
     IntegerType,
     LongType,
+    MapType,
     StringType,
     StructField,
     StructType,
     TimestampType,
 )
 
+from benchmarks.whole_queries.order_encodings import encoded_orders
 from kafka_rescalable.errors import RecordDecodeError
 from kafka_rescalable.formats import decoding
 from kafka_rescalable.formats.codec import ReaderSchema, codec_for
@@ -53,7 +59,7 @@ from kafka_rescalable.formats.options import DecodeMode, Framing, PayloadFormat,
 from kafka_rescalable.formats.registry import frame
 from kafka_rescalable.schema import arrow_schema
 
-__all__ = ["ORDER", "main", "measure", "order_json"]
+__all__ = ["MAP_ORDER", "ORDER", "main", "measure", "order_json"]
 
 ORDER = StructType(
     [
@@ -81,6 +87,27 @@ ORDER = StructType(
         ),
     ]
 )
+MAP_ORDER = StructType(
+    [
+        StructField("order_id", LongType()),
+        StructField("customer_id", LongType()),
+        StructField("created_at", TimestampType()),
+        StructField("status", StringType()),
+        StructField("currency", StringType()),
+        StructField("amount", DecimalType(12, 2)),
+        StructField("unit_price", DoubleType()),
+        StructField("quantity", IntegerType()),
+        StructField("sku", StringType()),
+        StructField("product_name", StringType()),
+        StructField("customer_email", StringType()),
+        StructField("shipping_city", StringType()),
+        StructField("shipping_country", StringType()),
+        StructField("coupon", StringType()),
+        StructField("tags", ArrayType(StringType())),
+        StructField("attributes", MapType(StringType(), StringType())),
+    ]
+)
+"""The whole-query benchmark's order (``ORDER_DDL``) as Spark parses the DDL: all nullable."""
 _START = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 _STATUSES = ("new", "paid", "shipped", "delivered", "returned")
 
@@ -124,10 +151,10 @@ def _batch(values: list[bytes | None]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, schema=arrow_schema(False))
 
 
-def _plan(mode: DecodeMode, framing: Framing = Framing.NONE) -> DecodePlan:
+def _plan(mode: DecodeMode, framing: Framing, spark_type: StructType) -> DecodePlan:
     payload = PayloadOptions("value", PayloadFormat.JSON, schema="ddl", framing=framing)
-    reader = ReaderSchema(payload, "ddl", f"STRUCT<{ORDER.simpleString()}>")
-    return DecodePlan((reader,), (ORDER.json(),), mode, None)
+    reader = ReaderSchema(payload, "ddl", f"STRUCT<{spark_type.simpleString()}>")
+    return DecodePlan((reader,), (spark_type.json(),), mode, None)
 
 
 def measure(
@@ -136,6 +163,7 @@ def measure(
     runs: int,
     bulk: bool,
     framing: Framing = Framing.NONE,
+    spark_type: StructType = ORDER,
 ) -> tuple[float, float]:
     """Return the median CPU and wall microseconds per record of decoding ``values`` at once.
 
@@ -148,7 +176,7 @@ def measure(
         codec.column_decoder = lambda *args: None  # type: ignore[method-assign]
     try:
         decoding._columns.cache_clear()
-        batch, plan = _batch(values), _plan(mode, framing)
+        batch, plan = _batch(values), _plan(mode, framing, spark_type)
         decode_batch(batch, plan)  # build the decoders, warm the caches
         cpu, wall = [], []
         for _ in range(runs):
@@ -164,7 +192,10 @@ def measure(
     return statistics.median(cpu) * per_record, statistics.median(wall) * per_record
 
 
-def _cases(records: int) -> list[tuple[str, list[bytes | None], DecodeMode, bool, Framing]]:
+_Case = tuple[str, list[bytes | None], DecodeMode, bool, Framing, StructType]
+
+
+def _cases(records: int) -> list[_Case]:
     clean: list[bytes | None] = [order_json(i) for i in range(records)]
     short, epoch = list(clean), list(clean)
     for index in range(0, records, 100):
@@ -175,8 +206,9 @@ def _cases(records: int) -> list[tuple[str, list[bytes | None], DecodeMode, bool
     bad = list(clean)
     bad[records // 2] = b'{"order_id": "twelve"}'
     framed: list[bytes | None] = [frame(1, value) for value in clean if value is not None]
+    mapped: list[bytes | None] = [value for _, value in encoded_orders("json", 0, records)]
     plain, failfast, permissive = Framing.NONE, DecodeMode.FAILFAST, DecodeMode.PERMISSIVE
-    return [
+    cases = [
         ("bulk", clean, failfast, True, plain),
         ("record-by-record", clean, failfast, False, plain),
         ("bulk, registry-framed", framed, failfast, True, Framing.CONFLUENT),
@@ -185,6 +217,11 @@ def _cases(records: int) -> list[tuple[str, list[bytes | None], DecodeMode, bool
         ("bulk, 1% epoch timestamps", epoch, failfast, True, plain),
         ("bulk, 1 bad record (PERMISSIVE)", bad, permissive, True, plain),
     ]
+    with_map = [
+        ("order with a map, as shipped", mapped, failfast, True, plain),
+        ("order with a map, record-by-record", mapped, failfast, False, plain),
+    ]
+    return [(*case, ORDER) for case in cases] + [(*case, MAP_ORDER) for case in with_map]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,9 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [len(order_json(i)) for i in range(1000)]
     print(f"{args.records:,} records per batch, {sum(sizes) / len(sizes):.0f} bytes each")
     print("| case | CPU µs per record | wall µs per record |\n|---|--:|--:|")
-    for name, values, mode, bulk, framing in _cases(args.records):
+    for name, values, mode, bulk, framing, spark_type in _cases(args.records):
         try:
-            cpu, wall = measure(values, mode, args.runs, bulk, framing)
+            cpu, wall = measure(values, mode, args.runs, bulk, framing, spark_type)
         except RecordDecodeError:  # an older checkout that does not read Spark's short dates
             print(f"| {name} | refused | refused |")
             continue

@@ -7,7 +7,10 @@ double, ``Inf``, precision beyond a decimal's, its own date and time forms), so 
 where the result is provably equal, and every doubt goes back to the record-by-record reader:
 
 - **Schemas**: a struct of integers, floats, doubles, booleans, strings, decimals, dates,
-  timestamps, structs and arrays of those. Anything else (maps, binary...) is never bulk.
+  timestamps, structs and arrays of those. Anything else (maps, binary...) pyarrow never
+  reads: a top-level field of such a type is read record by record beside the others
+  (:mod:`~kafka_rescalable.formats.json_partial`), and anything deeper makes its top-level
+  field one of those.
 - **pyarrow itself**: its reader must refuse what the record-by-record reader refuses or reads
   otherwise (``"12"`` for an integer, ``1.5`` for an integer, more decimal digits than the
   scale, a number for a string, a repeated key). :func:`_pyarrow_is_strict` checks that once
@@ -45,7 +48,7 @@ import pyspark.sql.types as T
 from kafka_rescalable.errors import KafkaSourceError, PayloadDecodeError
 from kafka_rescalable.formats.json_bulk_times import to_date, to_local_timestamp, to_timestamp
 
-__all__ = ["bulk_decoder", "unframed"]
+__all__ = ["bulk_decoder", "readable_in_bulk", "unframed"]
 
 _WHITESPACE: Final = " \t\n\r"  # JSON's, which may surround a value
 _LINE_BREAKS: Final = r"[\n\r\x00]"
@@ -79,7 +82,7 @@ def bulk_decoder(
     """
     from pyspark.sql.pandas.types import to_arrow_type  # as decoding.py builds the column
 
-    if not isinstance(spark_type, T.StructType) or not _bulk(spark_type):
+    if not isinstance(spark_type, T.StructType) or not readable_in_bulk(spark_type):
         return None
     if not _pyarrow_is_strict():
         return None
@@ -118,14 +121,17 @@ def unframed(
     return decode_framed
 
 
-def _bulk(spark_type: T.DataType) -> bool:
+def readable_in_bulk(spark_type: T.DataType) -> bool:
+    """Say whether pyarrow's reader may read ``spark_type`` (all of it), as listed above."""
     if isinstance(spark_type, T.StructType):
         names = spark_type.names
-        return bool(names) and len(set(names)) == len(names) and all(map(_bulk, spark_type))
+        return (
+            bool(names) and len(set(names)) == len(names) and all(map(readable_in_bulk, spark_type))
+        )
     if isinstance(spark_type, T.StructField):
-        return _bulk(spark_type.dataType)
+        return readable_in_bulk(spark_type.dataType)
     if isinstance(spark_type, T.ArrayType):
-        return _bulk(spark_type.elementType)
+        return readable_in_bulk(spark_type.elementType)
     return isinstance(
         spark_type,
         (*_SAME, T.FloatType, T.DoubleType, T.DecimalType, T.DateType)

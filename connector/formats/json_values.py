@@ -13,7 +13,8 @@ decides, and carrying in ``partial`` what ``from_json`` keeps under ``PERMISSIVE
 that were read, the failed ones null (all of them when the text is not a JSON object).
 
 :func:`column_reader_for` decodes a whole column at once where it provably gives the same
-values (:mod:`~kafka_rescalable.formats.json_bulk`).
+values (:mod:`~kafka_rescalable.formats.json_bulk`), or all its fields but those pyarrow cannot
+read, these then record by record (:mod:`~kafka_rescalable.formats.json_partial`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import pyspark.sql.types as T
 from kafka_rescalable.errors import PayloadDecodeError
 from kafka_rescalable.formats.json_bulk import bulk_decoder, unframed
 from kafka_rescalable.formats.json_leaves import Convert, Mismatch, leaf_reader
+from kafka_rescalable.formats.json_partial import SendBack, partial_decoder
 from kafka_rescalable.formats.json_writer import has_decimal, writer_for
 
 __all__ = ["column_reader_for", "reader_for", "writer_for"]
@@ -49,7 +51,10 @@ def column_reader_for(
     record, for the reasons and ``mode``). With ``check_id``, the payloads are registry-framed
     and ``check_id`` checks each writer schema id they name.
     """
-    decode = bulk_decoder(spark_type, reader_for(spark_type))
+    read = reader_for(spark_type)
+    decode = bulk_decoder(spark_type, read)
+    if decode is None:
+        decode = partial_decoder(spark_type, read, _fields_reader)
     if decode is None or check_id is None:
         return decode
     return unframed(decode, check_id)
@@ -109,6 +114,29 @@ def reader_for(spark_type: T.DataType) -> Callable[[bytes | str], Any]:
             if reasons:
                 raise PayloadDecodeError("; ".join(reasons), partial=result)
         return result
+
+    return read
+
+
+def _fields_reader(spark_type: T.StructType, names: list[str]) -> Callable[[bytes], dict[str, Any]]:
+    """Build the reader of some top-level fields of ``spark_type``, for the partial bulk reader.
+
+    It gives what :func:`reader_for` gives for those fields, by the same parser (exact decimals
+    if the struct has any, so that every value parses alike) and the same converters, or
+    raises :class:`~kafka_rescalable.formats.json_partial.SendBack` wherever that is in doubt:
+    the whole reader then reads the record, for its value or its reasons.
+    """
+    convert = _struct(T.StructType([field for field in spark_type if field.name in names]))
+    loads = _exact_loads if has_decimal(spark_type) else json.loads
+
+    def read(payload: bytes) -> dict[str, Any]:
+        try:
+            text = payload.decode("utf-8")
+            if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+                raise SendBack  # the whole reader checks every string for a lone surrogate
+            return convert(loads(text))
+        except Exception:  # noqa: BLE001 - any doubt: the whole reader reads it, as today
+            raise SendBack from None
 
     return read
 

@@ -11,6 +11,7 @@ in bulk, so the property cannot hold by never using the bulk reader.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import struct
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.types import (
     ArrayType,
+    BinaryType,
     BooleanType,
     ByteType,
     DataType,
@@ -33,6 +35,7 @@ from pyspark.sql.types import (
     FloatType,
     IntegerType,
     LongType,
+    MapType,
     ShortType,
     StringType,
     StructField,
@@ -231,6 +234,14 @@ def values(spark_type: DataType, nasty: bool) -> st.SearchStrategy[Any]:
         leaf = st.builds(lambda p, e: Obj([*p, *e]), pairs, extra)
     elif isinstance(spark_type, ArrayType):
         leaf = st.lists(st.one_of(st.none(), values(spark_type.elementType, nasty)), max_size=3)
+    elif isinstance(spark_type, MapType):  # the partial bulk reader's (test_json_partial.py)
+        keys = st.sampled_from(["k", "K", "a b", "é", "id"])
+        item = st.tuples(keys, st.one_of(st.none(), values(spark_type.valueType, nasty)))
+        leaf = st.lists(item, max_size=3, unique_by=None if nasty else lambda kv: kv[0]).map(Obj)
+    elif isinstance(spark_type, BinaryType):
+        leaf = st.binary(max_size=6).map(lambda b: base64.b64encode(b).decode())
+        if nasty:
+            leaf = st.one_of(leaf, st.sampled_from(["!!", "QQ", "QQ==\n", 12]))
     elif isinstance(spark_type, DecimalType):
         leaf = _decimals(spark_type, nasty)
     elif isinstance(spark_type, DoubleType | FloatType):
@@ -301,8 +312,8 @@ def _same(value: Any) -> Any:
         return "nan" if math.isnan(value) else struct.pack(">d", value)
     if isinstance(value, dict):
         return {k: _same(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_same(v) for v in value]
+    if isinstance(value, list | tuple):
+        return [_same(v) for v in value]  # a map's entries come as (key, value) tuples
     return value
 
 
