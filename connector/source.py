@@ -19,7 +19,6 @@ from kafka_rescalable.config.kafka_config import check_client_accepts
 from kafka_rescalable.config.options import KafkaSourceOptions, Mode, parse_options
 from kafka_rescalable.config.redaction import warn_shown_by_spark
 from kafka_rescalable.config.table import OPTIONS
-from kafka_rescalable.driver.batch_reader import KafkaBatchReader
 from kafka_rescalable.driver.interpreter import warn_about_executor_python
 from kafka_rescalable.driver.stream_reader import KafkaStreamReader
 from kafka_rescalable.errors import KafkaSourceError
@@ -32,7 +31,6 @@ from kafka_rescalable.formats.declared import (
 )
 from kafka_rescalable.formats.decoding import DecodePlan
 from kafka_rescalable.schema import spark_schema
-from kafka_rescalable.sink.writer import make_writer
 from kafka_rescalable.task import RangeReadSettings
 
 if TYPE_CHECKING:
@@ -91,6 +89,8 @@ class KafkaSource(ShippedToExecutors, DataSource):
         options = self._parse("batch")
         warn_about_executor_python()
         plan = _decode_plan(options, schema, self._defined_readers)
+        from kafka_rescalable.driver.batch_reader import KafkaBatchReader
+
         return KafkaBatchReader(options, _read_on_executor, plan)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
@@ -114,11 +114,15 @@ class KafkaSource(ShippedToExecutors, DataSource):
         See the README's "Writing to Kafka" for the options and ``kafka_rescalable.sink``.
         """
         warn_about_executor_python()
+        from kafka_rescalable.sink.writer import make_writer
+
         return make_writer(self.options, schema, overwrite, streaming=False)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         """Return the micro-batch writer, for ``df.writeStream``; checked as ``writer``."""
         warn_about_executor_python()
+        from kafka_rescalable.sink.writer import make_writer
+
         return make_writer(self.options, schema, overwrite, streaming=True)
 
     def _parse(self, mode: Mode) -> KafkaSourceOptions:
