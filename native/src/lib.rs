@@ -14,10 +14,12 @@ mod checks;
 mod decode;
 mod encode;
 mod framing;
+mod protobuf;
 
 use arrow_array::{Array, ArrayRef, make_array};
 use arrow_data::ArrayData;
 use arrow_pyarrow::{FromPyArrow, ToPyArrow};
+use arrow_schema::DataType;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -101,6 +103,47 @@ impl AvroDecoder {
     }
 }
 
+/// Protobuf payloads (an Arrow binary array) to one Arrow struct array of the type Spark
+/// declared for the message.
+#[pyclass(module = "kafka_rescalable_native._core")]
+struct ProtobufDecoder {
+    decoder: protobuf::Decoder,
+}
+
+#[pymethods]
+impl ProtobufDecoder {
+    /// Plan the decoding of message `message` (its full name) of the serialized
+    /// `FileDescriptorSet` `descriptor_set` into `arrow_type` (a pyarrow struct type). With
+    /// `message_indexes`, payloads carry the registry framing and those message indexes. Fails
+    /// for whatever the native core does not decode as the Python path does.
+    #[new]
+    #[pyo3(signature = (descriptor_set, message, arrow_type, message_indexes=None))]
+    fn new(
+        descriptor_set: &[u8],
+        message: &str,
+        arrow_type: &Bound<'_, PyAny>,
+        message_indexes: Option<Vec<i64>>,
+    ) -> PyResult<Self> {
+        let target = DataType::from_pyarrow_bound(arrow_type)?;
+        let decoder = protobuf::Decoder::new(descriptor_set, message, &target, message_indexes)
+            .map_err(native_error)?;
+        Ok(Self { decoder })
+    }
+
+    /// Decode every payload without the GIL; a null payload gives a null row.
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        payloads: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let array = make_array(ArrayData::from_pyarrow_bound(payloads)?);
+        let decoded = py
+            .detach(|| guarded(|| self.decoder.decode(array.as_ref())))
+            .map_err(native_error)?;
+        decoded.to_data().to_pyarrow(py)
+    }
+}
+
 /// A column of values (an Arrow array) to one Avro payload per row (an Arrow binary array).
 #[pyclass(module = "kafka_rescalable_native._core")]
 struct AvroEncoder {
@@ -166,6 +209,7 @@ fn encode_error(message: String) -> PyErr {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AvroDecoder>()?;
     m.add_class::<AvroEncoder>()?;
+    m.add_class::<ProtobufDecoder>()?;
     m.add_function(wrap_pyfunction!(schema_ids, m)?)?;
     m.add("NativeDecodeError", m.py().get_type::<NativeDecodeError>())?;
     m.add("NativeEncodeError", m.py().get_type::<NativeEncodeError>())?;

@@ -1,4 +1,5 @@
-"""kafka-rescalable's native core: Avro payloads in an Arrow array decoded and encoded in bulk.
+"""kafka-rescalable's native core: Avro payloads in an Arrow array decoded and encoded in bulk
+(and, in a spike, Protobuf payloads decoded in bulk).
 
 A private helper of the ``kafka-rescalable`` package, which imports it when it is installed
 and falls back to its pure-Python decoders and encoders otherwise. It does no I/O: the caller
@@ -11,6 +12,7 @@ from kafka_rescalable_native._core import (
     AvroEncoder,
     NativeDecodeError,
     NativeEncodeError,
+    ProtobufDecoder,
     __version__,
     schema_ids,
 )
@@ -20,6 +22,7 @@ __all__ = [
     "AvroEncoder",
     "NativeDecodeError",
     "NativeEncodeError",
+    "ProtobufDecoder",
     "__version__",
     "schema_ids",
 ]

@@ -28,6 +28,25 @@ class AvroDecoder:
     def decode_framed(self, payloads: pa.Array) -> pa.Array:
         """Decode registry-framed payloads (magic byte, 4-byte id, body); nulls stay null."""
 
+class ProtobufDecoder:
+    """Protobuf payloads (a binary array) to one struct array of the Arrow type Spark declared."""
+
+    def __init__(
+        self,
+        descriptor_set: bytes,
+        message: str,
+        arrow_type: pa.DataType,
+        message_indexes: list[int] | None = None,
+    ) -> None:
+        """Plan message ``message`` of a serialized ``FileDescriptorSet`` as ``arrow_type``.
+
+        With ``message_indexes``, payloads carry the registry framing and those indexes.
+        Raises :class:`NativeDecodeError` for what the core does not decode as Python does.
+        """
+
+    def decode(self, payloads: pa.Array) -> pa.StructArray:
+        """Decode every payload; null payloads give null rows."""
+
 class AvroEncoder:
     """A column of values (an Arrow array) to one Avro payload per row (a binary array)."""
 

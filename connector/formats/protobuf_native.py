@@ -1,0 +1,104 @@
+"""Protobuf payloads decoded in bulk by the native core, when it is installed (a spike).
+
+``kafka_rescalable_native.ProtobufDecoder`` reads the column's descriptor set with
+``prost-reflect`` and decodes a whole Arrow column of payloads into one struct array of the
+Arrow type Spark declared, with the Python path's values (:mod:`.protobuf_values`): fields not
+set are null where protobuf tracks presence, else their defaults; unsigned integers wrap;
+enums are names (``UNKNOWN_ENUM_VALUE_...`` for unknown numbers of open enums);
+``Timestamp`` and ``Duration`` are microseconds; ``oneof`` members and repeated fields
+(of scalars, enums, messages, timestamps) as the Python path gives them.
+
+Decoded natively only where the parity tests prove both paths equal; the core refuses the
+rest when the decoder is built, and the column is then read record by record in Python:
+
+- map fields (protobuf's Python maps iterate in hash order, which the core cannot match);
+- messages with a proto2 ``required`` field anywhere (the Python path checks them);
+- fields with an explicit proto2 ``[default = ...]``, proto2 groups, editions files;
+- any Spark type other than the one :mod:`.protobuf_types` declares (a ``DECIMAL`` for a
+  ``uint64``, a ``TIMESTAMP_NTZ``, ...).
+
+A batch goes to the Python path, which names the failing record and says why in our words,
+whenever the core fails on it: a payload that does not parse (prost-reflect is stricter than
+protobuf's parser about wrong wire types and invalid UTF-8), another message's indexes in the
+registry framing, an unknown number of a closed (proto2) enum, a ``Timestamp`` outside
+Python's datetime range or a ``Duration`` beyond 10,000 years. ``KAFKA_RESCALABLE_NATIVE=0``
+forces the Python path, as for Avro.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from kafka_rescalable._logging import logger
+from kafka_rescalable.formats.avro.native import native_core
+from kafka_rescalable.formats.codec import ColumnDecoder
+
+__all__ = ["native_decoder"]
+
+
+def native_decoder(
+    descriptor_set: bytes,
+    message: str,
+    arrow_type: pa.DataType,
+    message_indexes: Sequence[int] | None,
+) -> ColumnDecoder:
+    """Build the bulk decoder of one column, on an executor, once per Python worker.
+
+    Parameters
+    ----------
+    descriptor_set
+        The serialized ``FileDescriptorSet`` the reader schema holds.
+    message
+        The message's full name, as the descriptor pool found it (no leading dot).
+    arrow_type
+        The Arrow type of the Spark type the source declared: what the column must be.
+    message_indexes
+        With registry framing, the index path records must carry (the Python path's
+        expectation); ``None`` for plain payloads.
+    """
+    indexes = None if message_indexes is None else list(message_indexes)
+    return _State(descriptor_set, message, arrow_type, indexes).decode
+
+
+class _State:
+    """One column's core decoder, made when first needed (``False``: never, in this worker)."""
+
+    def __init__(
+        self,
+        descriptor_set: bytes,
+        message: str,
+        arrow_type: pa.DataType,
+        indexes: list[int] | None,
+    ) -> None:
+        self.descriptor_set = descriptor_set
+        self.message = message
+        self.arrow_type = arrow_type
+        self.indexes = indexes
+        self.core: Any = None
+
+    def decode(self, payloads: pa.Array) -> pa.Array | None:
+        core = native_core()
+        if core is None or not hasattr(core, "ProtobufDecoder"):  # an older native build
+            return None
+        if self.core is None:
+            try:
+                self.core = core.ProtobufDecoder(
+                    self.descriptor_set, self.message, self.arrow_type, self.indexes
+                )
+            except core.NativeDecodeError as error:
+                logger.debug("the Python path reads %s: %s", self.message, error)
+                self.core = False
+        if self.core is False:
+            return None
+        try:
+            column = self.core.decode(payloads)
+        except Exception as error:  # noqa: BLE001 - whatever failed, the slow path decides
+            logger.debug("a batch is decoded on the slow path: %s", error)
+            return None
+        if column.type != self.arrow_type:  # never seen; the slow path builds the right type
+            logger.debug("the native core gave %s, not %s", column.type, self.arrow_type)
+            return None
+        return column

@@ -1,0 +1,561 @@
+//! Protobuf payloads decoded in bulk with `prost-reflect` (dynamic messages read from a
+//! serialized `FileDescriptorSet`) into one Arrow struct array of the type Spark declared.
+//!
+//! The values are the Python path's (`protobuf_values.py`): a field that is not set is null
+//! where protobuf tracks presence, else its default; unsigned integers wrap into the signed
+//! types; an enum's number becomes its name (`UNKNOWN_ENUM_VALUE_<Enum>_<n>` for a number the
+//! enum lacks); `Timestamp` and `Duration` become microseconds (the former floored, the latter
+//! cut toward zero). The plan is built by walking the target Arrow type next to the message's
+//! descriptors, and refuses (an error: the caller decodes on its slow path) anything the
+//! parity tests do not cover: proto2 `required` fields, explicit defaults, groups,
+//! and any type pairing other than the ones Spark declares.
+//!
+//! Records are decoded one by one, but with no Python object per record. A record the plan
+//! cannot hold as the Python path would (an unknown number of a closed enum, a timestamp out
+//! of Python's datetime range, ...) fails the batch, never a silent difference.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, DurationMicrosecondBuilder, Float32Builder, Float64Builder,
+    Int32Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+};
+use arrow_array::{Array, ArrayRef, ListArray, MapArray, StructArray};
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, FieldRef, Fields, TimeUnit};
+use prost_reflect::{
+    Cardinality, DescriptorPool, DynamicMessage, EnumDescriptor, FieldDescriptor, Kind, MapKey,
+    MessageDescriptor, Syntax, Value,
+};
+
+use crate::framing::{self, Payloads};
+
+/// Python's `datetime` range, in microseconds from the epoch (years 1 to 9999).
+const MIN_TIMESTAMP_MICROS: i128 = -62_135_596_800_000_000;
+const MAX_TIMESTAMP_MICROS: i128 = 253_402_300_799_999_999;
+/// The range `google.protobuf.Duration` allows (10,000 years), in seconds: beyond it the
+/// Python path's conversion is not proven to agree.
+const MAX_DURATION_SECONDS: i64 = 315_576_000_000;
+
+/// One column's plan: the message, the target struct's fields and the framing's index path.
+pub struct Decoder {
+    message: MessageDescriptor,
+    fields: Fields,
+    /// With registry framing: the message indexes records must carry.
+    indexes: Option<Vec<i64>>,
+}
+
+impl Decoder {
+    /// Read the descriptor set, find `message` and check that every field of `target` (an
+    /// Arrow struct type) can be decoded here.
+    pub fn new(
+        descriptor_set: &[u8],
+        message: &str,
+        target: &DataType,
+        indexes: Option<Vec<i64>>,
+    ) -> Result<Self, String> {
+        let pool = DescriptorPool::decode(descriptor_set)
+            .map_err(|e| format!("the descriptor set does not load: {e}"))?;
+        let descriptor = pool
+            .get_message_by_name(message)
+            .ok_or_else(|| format!("no message {message} in the descriptor set"))?;
+        let DataType::Struct(fields) = target else {
+            return Err(format!("a message is a struct, not {target}"));
+        };
+        if has_required(&descriptor, &mut HashSet::new()) {
+            return Err("proto2 required fields are checked on the slow path".into());
+        }
+        // Build once to check the pairing; every batch builds its own columns.
+        MessageColumn::new(&descriptor, fields)?;
+        Ok(Self {
+            message: descriptor,
+            fields: fields.clone(),
+            indexes,
+        })
+    }
+
+    /// Decode every payload of `array` (null payloads give null rows).
+    pub fn decode(&self, array: &dyn Array) -> Result<ArrayRef, String> {
+        let payloads = Payloads::of(array)?;
+        let mut column = MessageColumn::new(&self.message, &self.fields)?;
+        for row in 0..payloads.len() {
+            let Some(payload) = payloads.get(row) else {
+                column.append_null();
+                continue;
+            };
+            let body = match &self.indexes {
+                Some(expected) => {
+                    unframe(payload, expected).map_err(|e| format!("row {row}: {e}"))?
+                }
+                None => payload,
+            };
+            let message = DynamicMessage::decode(self.message.clone(), body)
+                .map_err(|e| format!("row {row}: {e}"))?;
+            column
+                .append(&message)
+                .map_err(|e| format!("row {row}: {e}"))?;
+        }
+        Ok(Arc::new(column.finish()?))
+    }
+}
+
+/// Strip the registry framing and the message indexes, which must be `expected`.
+fn unframe<'a>(payload: &'a [u8], expected: &[i64]) -> Result<&'a [u8], String> {
+    let (_, body) = framing::split(payload)?;
+    let mut position = 0;
+    let count = zigzag(body, &mut position)?;
+    let indexes = if count == 0 {
+        vec![0]
+    } else {
+        let mut indexes = Vec::new();
+        for _ in 0..count.max(0) {
+            indexes.push(zigzag(body, &mut position)?);
+        }
+        indexes
+    };
+    if indexes != expected {
+        return Err(format!("message indexes {indexes:?}, not {expected:?}"));
+    }
+    Ok(&body[position..])
+}
+
+/// One zigzag varint of at most 5 bytes (message indexes are small; longer ones go slow).
+fn zigzag(body: &[u8], position: &mut usize) -> Result<i64, String> {
+    let mut value: u64 = 0;
+    for shift in (0..35).step_by(7) {
+        let byte = *body.get(*position).ok_or("truncated message indexes")?;
+        *position += 1;
+        value |= u64::from(byte & 0x7F) << shift;
+        if byte & 0x80 == 0 {
+            return Ok((value >> 1) as i64 ^ -((value & 1) as i64));
+        }
+    }
+    Err("a message index longer than 5 bytes".into())
+}
+
+fn has_required(message: &MessageDescriptor, seen: &mut HashSet<String>) -> bool {
+    seen.insert(message.full_name().to_string());
+    message.fields().any(|field| {
+        field.cardinality() == Cardinality::Required
+            || match field.kind() {
+                Kind::Message(inner) => {
+                    !seen.contains(inner.full_name()) && has_required(&inner, seen)
+                }
+                _ => false,
+            }
+    })
+}
+
+/// A struct column: one child per target field, planned from the message's field.
+struct MessageColumn {
+    children: Vec<Child>,
+    nulls: NullBufferBuilder,
+    fields: Fields,
+}
+
+struct Child {
+    field: FieldDescriptor,
+    /// Null when not set: the field tracks presence and has no explicit default.
+    null_unset: bool,
+    column: Column,
+}
+
+impl MessageColumn {
+    fn new(message: &MessageDescriptor, fields: &Fields) -> Result<Self, String> {
+        if fields.is_empty() {
+            return Err(format!(
+                "a struct without fields for {}",
+                message.full_name()
+            ));
+        }
+        let syntax = message.parent_file().syntax();
+        if !matches!(syntax, Syntax::Proto2 | Syntax::Proto3) {
+            return Err(format!(
+                "{} is neither proto2 nor proto3",
+                message.full_name()
+            ));
+        }
+        let mut children = Vec::with_capacity(fields.len());
+        for target in fields.iter() {
+            let field = message.get_field_by_name(target.name()).ok_or_else(|| {
+                format!(
+                    "message {} has no field {}",
+                    message.full_name(),
+                    target.name()
+                )
+            })?;
+            if field.is_group() {
+                return Err(format!(
+                    "{} is a group: the slow path reads it",
+                    field.full_name()
+                ));
+            }
+            if field.field_descriptor_proto().default_value.is_some() {
+                return Err(format!(
+                    "{} has an explicit default: the slow path reads it",
+                    field.full_name()
+                ));
+            }
+            let column = if field.is_map() {
+                Column::Map(Box::new(MapColumn::new(&field, target.data_type())?))
+            } else if field.is_list() {
+                let DataType::List(element) = target.data_type() else {
+                    return Err(format!(
+                        "{} is repeated, not {}",
+                        field.full_name(),
+                        target.data_type()
+                    ));
+                };
+                Column::List(Box::new(ListColumn {
+                    offsets: vec![0],
+                    nulls: NullBufferBuilder::new(0),
+                    item: Column::of(&field, element.data_type())?,
+                    field: element.clone(),
+                }))
+            } else {
+                Column::of(&field, target.data_type())?
+            };
+            let null_unset = field.supports_presence();
+            children.push(Child {
+                field,
+                null_unset,
+                column,
+            });
+        }
+        Ok(Self {
+            children,
+            nulls: NullBufferBuilder::new(0),
+            fields: fields.clone(),
+        })
+    }
+
+    fn append(&mut self, message: &DynamicMessage) -> Result<(), String> {
+        for child in &mut self.children {
+            if child.null_unset && !message.has_field(&child.field) {
+                child.column.append_null();
+            } else {
+                child.column.append(&message.get_field(&child.field))?;
+            }
+        }
+        self.nulls.append_non_null();
+        Ok(())
+    }
+
+    fn append_null(&mut self) {
+        for child in &mut self.children {
+            child.column.append_null();
+        }
+        self.nulls.append_null();
+    }
+
+    fn finish(&mut self) -> Result<StructArray, String> {
+        let children = self
+            .children
+            .iter_mut()
+            .map(|child| child.column.finish())
+            .collect::<Result<Vec<_>, _>>()?;
+        StructArray::try_new(self.fields.clone(), children, self.nulls.finish())
+            .map_err(|e| e.to_string())
+    }
+}
+
+struct ListColumn {
+    offsets: Vec<i32>,
+    nulls: NullBufferBuilder,
+    item: Column,
+    field: FieldRef,
+}
+
+/// A map column. Entries come in key order: protobuf's Python maps iterate in hash order,
+/// which differs from one process to the next, so no order is the Python path's.
+struct MapColumn {
+    offsets: Vec<i32>,
+    nulls: NullBufferBuilder,
+    keys: Column,
+    values: Column,
+    entries: FieldRef,
+    sorted: bool,
+}
+
+impl MapColumn {
+    fn new(field: &FieldDescriptor, target: &DataType) -> Result<Self, String> {
+        let mismatch = || format!("{} is a map, not {target}", field.full_name());
+        let (DataType::Map(entries, sorted), Kind::Message(entry)) = (target, field.kind()) else {
+            return Err(mismatch());
+        };
+        let DataType::Struct(pair) = entries.data_type() else {
+            return Err(mismatch());
+        };
+        if pair.len() != 2 {
+            return Err(mismatch());
+        }
+        let key_field = entry.map_entry_key_field();
+        let value_field = entry.map_entry_value_field();
+        Ok(Self {
+            offsets: vec![0],
+            nulls: NullBufferBuilder::new(0),
+            keys: Column::of(&key_field, pair[0].data_type())?,
+            values: Column::of(&value_field, pair[1].data_type())?,
+            entries: entries.clone(),
+            sorted: *sorted,
+        })
+    }
+
+    fn append(&mut self, map: &HashMap<MapKey, Value>) -> Result<(), String> {
+        let mut keys: Vec<&MapKey> = map.keys().collect();
+        keys.sort();
+        for key in keys {
+            self.keys.append(&key_value(key))?;
+            self.values.append(&map[key])?;
+        }
+        let end = self.offsets.last().copied().unwrap_or(0) + map.len() as i32;
+        self.offsets.push(end);
+        self.nulls.append_non_null();
+        Ok(())
+    }
+
+    fn append_null(&mut self) {
+        let end = self.offsets.last().copied().unwrap_or(0);
+        self.offsets.push(end);
+        self.nulls.append_null();
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef, String> {
+        let DataType::Struct(pair) = self.entries.data_type() else {
+            return Err("map entries are not a struct".into());
+        };
+        let entries = StructArray::try_new(
+            pair.clone(),
+            vec![self.keys.finish()?, self.values.finish()?],
+            None,
+        )
+        .map_err(|e| e.to_string())?;
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(
+            &mut self.offsets,
+            vec![0],
+        )));
+        let map = MapArray::try_new(
+            self.entries.clone(),
+            offsets,
+            entries,
+            self.nulls.finish(),
+            self.sorted,
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Arc::new(map))
+    }
+}
+
+fn key_value(key: &MapKey) -> Value {
+    match key {
+        MapKey::Bool(v) => Value::Bool(*v),
+        MapKey::I32(v) => Value::I32(*v),
+        MapKey::I64(v) => Value::I64(*v),
+        MapKey::U32(v) => Value::U32(*v),
+        MapKey::U64(v) => Value::U64(*v),
+        MapKey::String(v) => Value::String(v.clone()),
+    }
+}
+
+/// The enum's names by number; where numbers repeat (aliases) the last name wins, as in the
+/// Python path's dict.
+struct EnumNames {
+    names: HashMap<i32, String>,
+    unknown: String,
+    /// A proto2 enum: an unknown number is an unknown field to protobuf's parser.
+    closed: bool,
+}
+
+impl EnumNames {
+    fn of(descriptor: &EnumDescriptor) -> Self {
+        let names = descriptor
+            .values()
+            .map(|v| (v.number(), v.name().to_string()))
+            .collect();
+        Self {
+            names,
+            unknown: format!("UNKNOWN_ENUM_VALUE_{}_", descriptor.name()),
+            closed: descriptor.parent_file().syntax() == Syntax::Proto2,
+        }
+    }
+}
+
+enum Column {
+    Bool(BooleanBuilder),
+    Int32(Int32Builder),
+    Int64(Int64Builder),
+    Float32(Float32Builder),
+    Float64(Float64Builder),
+    Utf8(StringBuilder),
+    Binary(BinaryBuilder),
+    Enum(StringBuilder, Box<EnumNames>),
+    Timestamp(TimestampMicrosecondBuilder),
+    Duration(DurationMicrosecondBuilder),
+    Message(Box<MessageColumn>),
+    List(Box<ListColumn>),
+    Map(Box<MapColumn>),
+}
+
+impl Column {
+    /// The column of one (non-repeated) value of `field`, as Arrow type `target`.
+    fn of(field: &FieldDescriptor, target: &DataType) -> Result<Self, String> {
+        let mismatch = || format!("{} does not map to {target} here", field.full_name());
+        Ok(match (field.kind(), target) {
+            (Kind::Bool, DataType::Boolean) => Self::Bool(BooleanBuilder::new()),
+            (
+                Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 | Kind::Uint32 | Kind::Fixed32,
+                DataType::Int32,
+            ) => Self::Int32(Int32Builder::new()),
+            (
+                Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 | Kind::Uint64 | Kind::Fixed64,
+                DataType::Int64,
+            ) => Self::Int64(Int64Builder::new()),
+            (Kind::Float, DataType::Float32) => Self::Float32(Float32Builder::new()),
+            (Kind::Double, DataType::Float64) => Self::Float64(Float64Builder::new()),
+            (Kind::String, DataType::Utf8) => Self::Utf8(StringBuilder::new()),
+            (Kind::Bytes, DataType::Binary) => Self::Binary(BinaryBuilder::new()),
+            (Kind::Enum(e), DataType::Utf8) => {
+                Self::Enum(StringBuilder::new(), Box::new(EnumNames::of(&e)))
+            }
+            (Kind::Message(m), DataType::Timestamp(TimeUnit::Microsecond, Some(_)))
+                if seconds_and_nanos(&m, "Timestamp") =>
+            {
+                Self::Timestamp(TimestampMicrosecondBuilder::new().with_data_type(target.clone()))
+            }
+            (Kind::Message(m), DataType::Duration(TimeUnit::Microsecond))
+                if seconds_and_nanos(&m, "Duration") =>
+            {
+                Self::Duration(DurationMicrosecondBuilder::new())
+            }
+            (Kind::Message(m), DataType::Struct(fields)) => {
+                Self::Message(Box::new(MessageColumn::new(&m, fields)?))
+            }
+            _ => return Err(mismatch()),
+        })
+    }
+
+    fn append(&mut self, value: &Value) -> Result<(), String> {
+        match (self, value) {
+            (Self::Bool(b), Value::Bool(v)) => b.append_value(*v),
+            (Self::Int32(b), Value::I32(v)) => b.append_value(*v),
+            (Self::Int32(b), Value::U32(v)) => b.append_value(*v as i32), // wraps, as Spark's
+            (Self::Int64(b), Value::I64(v)) => b.append_value(*v),
+            (Self::Int64(b), Value::U64(v)) => b.append_value(*v as i64),
+            (Self::Float32(b), Value::F32(v)) => b.append_value(*v),
+            (Self::Float64(b), Value::F64(v)) => b.append_value(*v),
+            (Self::Utf8(b), Value::String(v)) => b.append_value(v),
+            (Self::Binary(b), Value::Bytes(v)) => b.append_value(v),
+            (Self::Enum(b, names), Value::EnumNumber(n)) => match names.names.get(n) {
+                Some(name) => b.append_value(name),
+                None if names.closed => {
+                    return Err(format!("{n} is not a value of a closed enum"));
+                }
+                None => b.append_value(format!("{}{n}", names.unknown)),
+            },
+            (Self::Timestamp(b), Value::Message(m)) => {
+                let (seconds, nanos) = seconds_nanos(m)?;
+                let micros = i128::from(seconds) * 1_000_000 + i128::from(nanos.div_euclid(1000));
+                if !(MIN_TIMESTAMP_MICROS..=MAX_TIMESTAMP_MICROS).contains(&micros) {
+                    return Err(format!(
+                        "timestamp {seconds}s out of Python's datetime range"
+                    ));
+                }
+                b.append_value(micros as i64);
+            }
+            (Self::Duration(b), Value::Message(m)) => {
+                let (seconds, nanos) = seconds_nanos(m)?;
+                if seconds.abs() > MAX_DURATION_SECONDS {
+                    return Err(format!("duration {seconds}s beyond 10,000 years"));
+                }
+                b.append_value(seconds * 1_000_000 + i64::from(nanos / 1000)); // toward zero
+            }
+            (Self::Message(c), Value::Message(m)) => c.append(m)?,
+            (Self::List(c), Value::List(values)) => {
+                for value in values {
+                    c.item.append(value)?;
+                }
+                let end = c.offsets.last().copied().unwrap_or(0) + values.len() as i32;
+                c.offsets.push(end);
+                c.nulls.append_non_null();
+            }
+            (Self::Map(c), Value::Map(map)) => c.append(map)?,
+            (_, value) => return Err(format!("an unexpected value {value:?}")),
+        }
+        Ok(())
+    }
+
+    fn append_null(&mut self) {
+        match self {
+            Self::Bool(b) => b.append_null(),
+            Self::Int32(b) => b.append_null(),
+            Self::Int64(b) => b.append_null(),
+            Self::Float32(b) => b.append_null(),
+            Self::Float64(b) => b.append_null(),
+            Self::Utf8(b) | Self::Enum(b, _) => b.append_null(),
+            Self::Binary(b) => b.append_null(),
+            Self::Timestamp(b) => b.append_null(),
+            Self::Duration(b) => b.append_null(),
+            Self::Message(c) => c.append_null(),
+            Self::List(c) => {
+                let end = c.offsets.last().copied().unwrap_or(0);
+                c.offsets.push(end);
+                c.nulls.append_null();
+            }
+            Self::Map(c) => c.append_null(),
+        }
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef, String> {
+        Ok(match self {
+            Self::Bool(b) => Arc::new(b.finish()),
+            Self::Int32(b) => Arc::new(b.finish()),
+            Self::Int64(b) => Arc::new(b.finish()),
+            Self::Float32(b) => Arc::new(b.finish()),
+            Self::Float64(b) => Arc::new(b.finish()),
+            Self::Utf8(b) | Self::Enum(b, _) => Arc::new(b.finish()),
+            Self::Binary(b) => Arc::new(b.finish()),
+            Self::Timestamp(b) => Arc::new(b.finish()),
+            Self::Duration(b) => Arc::new(b.finish()),
+            Self::Message(c) => Arc::new(c.finish()?),
+            Self::Map(c) => c.finish()?,
+            Self::List(c) => {
+                let values = c.item.finish()?;
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(
+                    &mut c.offsets,
+                    vec![0],
+                )));
+                Arc::new(
+                    ListArray::try_new(c.field.clone(), offsets, values, c.nulls.finish())
+                        .map_err(|e| e.to_string())?,
+                )
+            }
+        })
+    }
+}
+
+/// Whether `message` is shaped as the well-known `name` (spark-protobuf tells them by name
+/// and fields), with the well-known field types.
+fn seconds_and_nanos(message: &MessageDescriptor, name: &str) -> bool {
+    let fields: Vec<_> = message.fields().collect();
+    message.name() == name
+        && fields.len() == 2
+        && fields[0].name() == "seconds"
+        && fields[1].name() == "nanos"
+        && fields[0].kind() == Kind::Int64
+        && fields[1].kind() == Kind::Int32
+        && !fields[0].is_list()
+        && !fields[1].is_list()
+}
+
+fn seconds_nanos(message: &DynamicMessage) -> Result<(i64, i32), String> {
+    let seconds = match message.get_field_by_name("seconds").as_deref() {
+        Some(Value::I64(v)) => *v,
+        other => return Err(format!("seconds {other:?}")),
+    };
+    let nanos = match message.get_field_by_name("nanos").as_deref() {
+        Some(Value::I32(v)) => *v,
+        other => return Err(format!("nanos {other:?}")),
+    };
+    Ok((seconds, nanos))
+}
