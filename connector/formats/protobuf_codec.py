@@ -19,10 +19,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql.types import DataType, StructType
 
 from kafka_rescalable.errors import InvalidOptionError, PayloadDecodeError, SchemaRegistryError
-from kafka_rescalable.formats.codec import Decoder, Encoder, FormatCodec, ReaderSchema, WriterColumn
+from kafka_rescalable.formats.codec import (
+    ColumnDecoder,
+    Decoder,
+    Encoder,
+    FormatCodec,
+    ReaderSchema,
+    WriterColumn,
+)
 from kafka_rescalable.formats.options import Framing, PayloadOptions, RegistrySettings
 from kafka_rescalable.formats.protobuf_types import load_message, message_type
 from kafka_rescalable.formats.protobuf_values import message_reader, message_writer
@@ -80,6 +88,21 @@ class _ProtobufCodec(FormatCodec):
             return decode_body(body, schema_id)
 
         return decode_framed
+
+    def column_decoder(
+        self,
+        reader: ReaderSchema,
+        spark_type: DataType,
+        arrow_type: pa.DataType,
+        registry: RegistrySettings | None,
+    ) -> ColumnDecoder | None:
+        from kafka_rescalable.formats.protobuf.native import native_decoder
+
+        payload = reader.payload
+        assert isinstance(reader.definition, bytes)  # noqa: S101 - resolve() put it there
+        descriptor = _message(reader.definition, payload)
+        indexes = None if payload.framing is Framing.NONE else _index_path(descriptor)
+        return native_decoder(reader.definition, descriptor.full_name, arrow_type, indexes)
 
     def encoder(self, column: WriterColumn) -> Encoder:
         from google.protobuf.message_factory import GetMessageClass

@@ -5,7 +5,7 @@
 //! where protobuf tracks presence, else its default; unsigned integers wrap into the signed
 //! types; an enum's number becomes its name (`UNKNOWN_ENUM_VALUE_<Enum>_<n>` for a number the
 //! enum lacks); `Timestamp` and `Duration` become microseconds (the former floored, the latter
-//! cut toward zero). The plan is built by walking the target Arrow type next to the message's
+//! cut toward zero); map entries come in key order (the Python path's is a hash order). The plan is built by walking the target Arrow type next to the message's
 //! descriptors, and refuses (an error: the caller decodes on its slow path) anything the
 //! parity tests do not cover: proto2 `required` fields, explicit defaults, groups,
 //! and any type pairing other than the ones Spark declares.
@@ -465,7 +465,7 @@ impl Column {
             }
             (Self::Duration(b), Value::Message(m)) => {
                 let (seconds, nanos) = seconds_nanos(m)?;
-                if seconds.abs() > MAX_DURATION_SECONDS {
+                if seconds.unsigned_abs() > MAX_DURATION_SECONDS.unsigned_abs() {
                     return Err(format!("duration {seconds}s beyond 10,000 years"));
                 }
                 b.append_value(seconds * 1_000_000 + i64::from(nanos / 1000)); // toward zero

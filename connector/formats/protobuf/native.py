@@ -5,13 +5,14 @@
 Arrow type Spark declared, with the Python path's values (:mod:`.protobuf_values`): fields not
 set are null where protobuf tracks presence, else their defaults; unsigned integers wrap;
 enums are names (``UNKNOWN_ENUM_VALUE_...`` for unknown numbers of open enums);
-``Timestamp`` and ``Duration`` are microseconds; ``oneof`` members and repeated fields
-(of scalars, enums, messages, timestamps) as the Python path gives them.
+``Timestamp`` and ``Duration`` are microseconds; ``oneof`` members, nested messages, repeated
+fields and maps as the Python path gives them. Map entries come in key order: protobuf's
+Python maps iterate in a hash order that changes from one process to the next, so the Python
+path has no order of its own (the parity tests compare maps in key order).
 
 Decoded natively only where the parity tests prove both paths equal; the core refuses the
 rest when the decoder is built, and the column is then read record by record in Python:
 
-- map fields (protobuf's Python maps iterate in hash order, which the core cannot match);
 - messages with a proto2 ``required`` field anywhere (the Python path checks them);
 - fields with an explicit proto2 ``[default = ...]``, proto2 groups, editions files;
 - any Spark type other than the one :mod:`.protobuf_types` declares (a ``DECIMAL`` for a
