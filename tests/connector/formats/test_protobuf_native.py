@@ -233,6 +233,25 @@ def test_a_plain_order_is_decoded_natively(files: dict[str, Path]) -> None:
     assert _assert_parity(column, python, [order.SerializeToString(), None])
 
 
+@pytest.mark.parametrize(
+    ("payload", "natively"),
+    [
+        (b"\x3a\x01a\x42\x03\x0a\x01b", True),  # oneof: card, then voucher wins
+        (b"\x42\x03\x0a\x01b\x3a\x01a", True),  # oneof: voucher, then card wins
+        (b"\x22\x05\x0a\x01k\x10\x01\x22\x05\x0a\x01k\x10\x02", True),  # map: last key wins
+        (b"\xa8\x01\x02\xaa\x01\x02\x01\x09", True),  # repeated enum: unpacked and packed
+        (b"\x32\x02\x10\x05\x32\x02\x08\x03", True),  # a message given twice is merged
+        (b"\x0a\x00", False),  # a known field's wrong wire type: Python skips it, prost fails
+    ],
+    ids=["oneof-last", "oneof-first", "map-key-twice", "packed", "merged", "wrong-wire-type"],
+)
+def test_wire_format_corners_decode_alike(
+    files: dict[str, Path], payload: bytes, natively: bool
+) -> None:
+    column, python = _paths(files["shop"], "shop.Order")
+    assert _assert_parity(column, python, [payload]) is natively
+
+
 def test_framed_orders_with_the_message_indexes_are_decoded_natively(
     files: dict[str, Path],
 ) -> None:
