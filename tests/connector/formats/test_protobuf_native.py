@@ -252,6 +252,25 @@ def test_wire_format_corners_decode_alike(
     assert _assert_parity(column, python, [payload]) is natively
 
 
+@pytest.mark.parametrize("depth", [99, 100, 101])
+@pytest.mark.parametrize("prefix", [b"", b"\x42"], ids=["top", "in-voucher"])
+def test_nesting_limits_agree(files: dict[str, Path], depth: int, prefix: bytes) -> None:
+    """Unknown groups nested to protobuf's and prost's limits (100 each) decode alike."""
+    column, python = _paths(files["shop"], "shop.Order")
+    groups = b"\xf3\x01" * depth + b"\xf4\x01" * depth  # field 30: start and end group
+    payload = groups if not prefix else prefix + _varint(len(groups)) + groups
+    _assert_parity(column, python, [payload])
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
 def test_framed_orders_with_the_message_indexes_are_decoded_natively(
     files: dict[str, Path],
 ) -> None:
