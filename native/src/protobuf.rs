@@ -158,6 +158,8 @@ struct Child {
     field: FieldDescriptor,
     /// Null when not set: the field tracks presence and has no explicit default.
     null_unset: bool,
+    /// The value when not set otherwise (made once: prost-reflect makes it on every call).
+    default: Value,
     column: Column,
 }
 
@@ -217,9 +219,11 @@ impl MessageColumn {
                 Column::of(&field, target.data_type())?
             };
             let null_unset = field.supports_presence();
+            let default = field.default_value();
             children.push(Child {
                 field,
                 null_unset,
+                default,
                 column,
             });
         }
@@ -232,10 +236,12 @@ impl MessageColumn {
 
     fn append(&mut self, message: &DynamicMessage) -> Result<(), String> {
         for child in &mut self.children {
-            if child.null_unset && !message.has_field(&child.field) {
+            if message.has_field(&child.field) {
+                child.column.append(&message.get_field(&child.field))?;
+            } else if child.null_unset {
                 child.column.append_null();
             } else {
-                child.column.append(&message.get_field(&child.field))?;
+                child.column.append(&child.default)?;
             }
         }
         self.nulls.append_non_null();
@@ -390,8 +396,8 @@ enum Column {
     Utf8(StringBuilder),
     Binary(BinaryBuilder),
     Enum(StringBuilder, Box<EnumNames>),
-    Timestamp(TimestampMicrosecondBuilder),
-    Duration(DurationMicrosecondBuilder),
+    Timestamp(TimestampMicrosecondBuilder, Box<SecondsNanos>),
+    Duration(DurationMicrosecondBuilder, Box<SecondsNanos>),
     Message(Box<MessageColumn>),
     List(Box<ListColumn>),
     Map(Box<MapColumn>),
@@ -421,12 +427,18 @@ impl Column {
             (Kind::Message(m), DataType::Timestamp(TimeUnit::Microsecond, Some(_)))
                 if seconds_and_nanos(&m, "Timestamp") =>
             {
-                Self::Timestamp(TimestampMicrosecondBuilder::new().with_data_type(target.clone()))
+                Self::Timestamp(
+                    TimestampMicrosecondBuilder::new().with_data_type(target.clone()),
+                    Box::new(SecondsNanos::of(&m)),
+                )
             }
             (Kind::Message(m), DataType::Duration(TimeUnit::Microsecond))
                 if seconds_and_nanos(&m, "Duration") =>
             {
-                Self::Duration(DurationMicrosecondBuilder::new())
+                Self::Duration(
+                    DurationMicrosecondBuilder::new(),
+                    Box::new(SecondsNanos::of(&m)),
+                )
             }
             (Kind::Message(m), DataType::Struct(fields)) => {
                 Self::Message(Box::new(MessageColumn::new(&m, fields)?))
@@ -453,8 +465,8 @@ impl Column {
                 }
                 None => b.append_value(format!("{}{n}", names.unknown)),
             },
-            (Self::Timestamp(b), Value::Message(m)) => {
-                let (seconds, nanos) = seconds_nanos(m)?;
+            (Self::Timestamp(b, fields), Value::Message(m)) => {
+                let (seconds, nanos) = fields.read(m)?;
                 let micros = i128::from(seconds) * 1_000_000 + i128::from(nanos.div_euclid(1000));
                 if !(MIN_TIMESTAMP_MICROS..=MAX_TIMESTAMP_MICROS).contains(&micros) {
                     return Err(format!(
@@ -463,8 +475,8 @@ impl Column {
                 }
                 b.append_value(micros as i64);
             }
-            (Self::Duration(b), Value::Message(m)) => {
-                let (seconds, nanos) = seconds_nanos(m)?;
+            (Self::Duration(b, fields), Value::Message(m)) => {
+                let (seconds, nanos) = fields.read(m)?;
                 if seconds.unsigned_abs() > MAX_DURATION_SECONDS.unsigned_abs() {
                     return Err(format!("duration {seconds}s beyond 10,000 years"));
                 }
@@ -494,8 +506,8 @@ impl Column {
             Self::Float64(b) => b.append_null(),
             Self::Utf8(b) | Self::Enum(b, _) => b.append_null(),
             Self::Binary(b) => b.append_null(),
-            Self::Timestamp(b) => b.append_null(),
-            Self::Duration(b) => b.append_null(),
+            Self::Timestamp(b, _) => b.append_null(),
+            Self::Duration(b, _) => b.append_null(),
             Self::Message(c) => c.append_null(),
             Self::List(c) => {
                 let end = c.offsets.last().copied().unwrap_or(0);
@@ -515,8 +527,8 @@ impl Column {
             Self::Float64(b) => Arc::new(b.finish()),
             Self::Utf8(b) | Self::Enum(b, _) => Arc::new(b.finish()),
             Self::Binary(b) => Arc::new(b.finish()),
-            Self::Timestamp(b) => Arc::new(b.finish()),
-            Self::Duration(b) => Arc::new(b.finish()),
+            Self::Timestamp(b, _) => Arc::new(b.finish()),
+            Self::Duration(b, _) => Arc::new(b.finish()),
             Self::Message(c) => Arc::new(c.finish()?),
             Self::Map(c) => c.finish()?,
             Self::List(c) => {
@@ -548,14 +560,31 @@ fn seconds_and_nanos(message: &MessageDescriptor, name: &str) -> bool {
         && !fields[1].is_list()
 }
 
-fn seconds_nanos(message: &DynamicMessage) -> Result<(i64, i32), String> {
-    let seconds = match message.get_field_by_name("seconds").as_deref() {
-        Some(Value::I64(v)) => *v,
-        other => return Err(format!("seconds {other:?}")),
-    };
-    let nanos = match message.get_field_by_name("nanos").as_deref() {
-        Some(Value::I32(v)) => *v,
-        other => return Err(format!("nanos {other:?}")),
-    };
-    Ok((seconds, nanos))
+/// The `seconds` and `nanos` fields of a `Timestamp` or `Duration`, found once.
+struct SecondsNanos {
+    seconds: FieldDescriptor,
+    nanos: FieldDescriptor,
+}
+
+impl SecondsNanos {
+    /// For a message `seconds_and_nanos` accepted.
+    fn of(message: &MessageDescriptor) -> Self {
+        let mut fields = message.fields();
+        let (Some(seconds), Some(nanos)) = (fields.next(), fields.next()) else {
+            unreachable!("seconds_and_nanos checked both fields")
+        };
+        Self { seconds, nanos }
+    }
+
+    fn read(&self, message: &DynamicMessage) -> Result<(i64, i32), String> {
+        let seconds = match message.get_field(&self.seconds).as_ref() {
+            Value::I64(v) => *v,
+            other => return Err(format!("seconds {other:?}")),
+        };
+        let nanos = match message.get_field(&self.nanos).as_ref() {
+            Value::I32(v) => *v,
+            other => return Err(format!("nanos {other:?}")),
+        };
+        Ok((seconds, nanos))
+    }
 }
