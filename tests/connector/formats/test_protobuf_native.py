@@ -23,9 +23,11 @@ from protobuf_samples import shop_set as make_shop_set
 from pyspark.sql.pandas.types import to_arrow_type
 
 from kafka_rescalable.formats.avro.native import NATIVE_ENV
-from kafka_rescalable.formats.options import Framing, PayloadFormat, PayloadOptions
+from kafka_rescalable.formats.decoding import DecodePlan, decode_batch
+from kafka_rescalable.formats.options import DecodeMode, Framing, PayloadFormat, PayloadOptions
 from kafka_rescalable.formats.protobuf_codec import CODEC
 from kafka_rescalable.formats.registry import frame
+from tests.connector.formats.avro_batches import batch
 
 native = pytest.importorskip("kafka_rescalable_native")
 if not hasattr(native, "ProtobufDecoder"):
@@ -343,3 +345,19 @@ def test_the_native_switch_turns_it_off(
     column, _ = _paths(files["shop"], "shop.Order")
     monkeypatch.setenv(NATIVE_ENV, "0")
     assert column(pa.array([Order(id=1).SerializeToString()], pa.binary())) is None
+
+
+def test_a_batch_with_a_bad_record_keeps_the_python_paths_reason(files: dict[str, Path]) -> None:
+    """The core declines the batch; ``decode_batch`` reads it in Python and says why."""
+    payload = PayloadOptions(
+        "value", PayloadFormat.PROTOBUF, schema=str(files["shop"]), message="shop.Order"
+    )
+    reader = CODEC.resolve(payload, None, ["orders"])
+    plan = DecodePlan((reader,), (reader.spark_type.json(),), DecodeMode.PERMISSIVE, None)
+    good = Order(id=5, tags={"a": 1}).SerializeToString()
+
+    decoded = decode_batch(batch([good, b"\x08", None]), plan).to_pydict()
+
+    assert [row and row["id"] for row in decoded["value"]] == [5, None, None]
+    assert decoded["decodeError"][0] is None
+    assert decoded["decodeError"][1].startswith("value: not a valid shop.Order message")
