@@ -5,10 +5,12 @@
 //! where protobuf tracks presence, else its default; unsigned integers wrap into the signed
 //! types; an enum's number becomes its name (`UNKNOWN_ENUM_VALUE_<Enum>_<n>` for a number the
 //! enum lacks); `Timestamp` and `Duration` become microseconds (the former floored, the latter
-//! cut toward zero); map entries come in key order (the Python path's is a hash order). The plan is built by walking the target Arrow type next to the message's
-//! descriptors, and refuses (an error: the caller decodes on its slow path) anything the
-//! parity tests do not cover: proto2 `required` fields, explicit defaults, groups,
-//! and any type pairing other than the ones Spark declares.
+//! cut toward zero); map entries come in key order (the Python path's is a hash order).
+//!
+//! The plan is built by walking the target Arrow type next to the message's descriptors, and
+//! refuses (an error: the caller decodes on its slow path) anything the parity tests do not
+//! cover: proto2 `required` fields, explicit defaults, groups, and any type pairing other than
+//! the ones Spark declares. Editions files do not load in prost-reflect 0.16 at all.
 //!
 //! Records are decoded one by one, but with no Python object per record. A record the plan
 //! cannot hold as the Python path would (an unknown number of a closed enum, a timestamp out
