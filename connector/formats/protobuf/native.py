@@ -1,4 +1,4 @@
-"""Protobuf payloads decoded in bulk by the native core, when it is installed (a spike).
+"""Protobuf payloads decoded in bulk by the native core, when it is installed.
 
 ``kafka_rescalable_native.ProtobufDecoder`` reads the column's descriptor set with
 ``prost-reflect`` and decodes a whole Arrow column of payloads into one struct array of the
