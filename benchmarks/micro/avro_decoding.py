@@ -21,23 +21,22 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
 from unittest import mock
 
 import pyarrow as pa
 
+from benchmarks.micro.speed_up import speed_up_main
 from benchmarks.whole_queries.avro_records import ORDER_SCHEMA_JSON, order_bodies
 from kafka_rescalable.formats import avro_codec
-from kafka_rescalable.formats.avro.native import NATIVE_ENV, native_core
 from kafka_rescalable.formats.avro_codec import CODEC
 from kafka_rescalable.formats.decoding import DecodePlan, decode_batch
+from kafka_rescalable.formats.native_core import NATIVE_ENV, native_core
 from kafka_rescalable.formats.options import (
     DecodeMode,
     Framing,
@@ -48,7 +47,7 @@ from kafka_rescalable.formats.options import (
 from kafka_rescalable.formats.registry import frame
 from kafka_rescalable.schema import arrow_schema
 
-__all__ = ["DecodingRun", "main", "measure_decoding", "print_speed_up"]
+__all__ = ["DecodingRun", "main", "measure_decoding"]
 
 BATCH = 10_000
 """Records per source batch: the range reader's default."""
@@ -167,29 +166,14 @@ def measure_decoding(records: int, runs: int) -> list[DecodingRun]:
 
 def main() -> None:
     """Print a Markdown table of µs per record, and the speed-up of the native core."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=400_000)
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
-    results = measure_decoding(args.records, args.runs)
-    print(f"{args.records:,} order records, batches of {BATCH:,}, best of {args.runs} runs")
-    print_speed_up(results, "native", "fallback")
-
-
-def print_speed_up(results: Sequence[Any], fast: str, slow: str) -> None:
-    """Print a Markdown table: per case, µs per record on paths ``fast`` and ``slow``.
-
-    ``results`` have a ``case``, a ``path`` and ``micros_per_record`` (a :class:`DecodingRun`,
-    or the encoding benchmark's run).
-    """
-    print(f"| case | {fast} µs/record | {slow} µs/record | {fast} speed-up |")
-    print("|---|--:|--:|--:|")
-    by_case: dict[str, dict[str, float]] = {}
-    for run in results:
-        by_case.setdefault(run.case, {})[run.path] = run.micros_per_record
-    for case, paths in by_case.items():
-        quick, slower = paths[fast], paths[slow]
-        print(f"| {case} | {quick:.2f} | {slower:.2f} | {slower / quick:.0f}x |")
+    speed_up_main(
+        __doc__.splitlines()[0],
+        measure_decoding,
+        400_000,
+        "order records",
+        BATCH,
+        ("native", "fallback"),
+    )
 
 
 if __name__ == "__main__":

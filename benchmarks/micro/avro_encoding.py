@@ -24,7 +24,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +31,12 @@ from unittest import mock
 
 import pyarrow as pa
 
-from benchmarks.micro.avro_decoding import BATCH, _batches, _plan, print_speed_up
+from benchmarks.micro.avro_decoding import BATCH, _batches, _plan
+from benchmarks.micro.speed_up import speed_up_main
 from benchmarks.whole_queries.avro_records import ORDER_SCHEMA_JSON, order_bodies
 from kafka_rescalable.formats import avro_codec
-from kafka_rescalable.formats.avro.native import native_core
 from kafka_rescalable.formats.decoding import decode_batch
+from kafka_rescalable.formats.native_core import native_core
 from kafka_rescalable.formats.options import (
     Framing,
     PayloadFormat,
@@ -130,13 +130,14 @@ def measure_encoding(records: int, runs: int) -> list[EncodingRun]:
 
 def main() -> None:
     """Print a Markdown table of µs per record, and the speed-up of the bulk path."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=200_000)
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
-    results = measure_encoding(args.records, args.runs)
-    print(f"{args.records:,} order records, batches of {BATCH:,}, best of {args.runs} runs")
-    print_speed_up(results, "bulk", "per record")
+    speed_up_main(
+        __doc__.splitlines()[0],
+        measure_encoding,
+        200_000,
+        "order records",
+        BATCH,
+        ("bulk", "per record"),
+    )
 
 
 if __name__ == "__main__":

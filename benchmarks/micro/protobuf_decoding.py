@@ -21,7 +21,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -34,15 +33,15 @@ from benchmarks.micro.avro_decoding import (
     _batches,
     _best,
     _path,
-    print_speed_up,
 )
+from benchmarks.micro.speed_up import speed_up_main
 from benchmarks.whole_queries.order_encodings import (
     ORDER_MESSAGE,
     encoded_orders,
     order_descriptor_set,
 )
-from kafka_rescalable.formats.avro.native import native_core
 from kafka_rescalable.formats.decoding import DecodePlan
+from kafka_rescalable.formats.native_core import native_core
 from kafka_rescalable.formats.options import DecodeMode, Framing, PayloadFormat, PayloadOptions
 from kafka_rescalable.formats.protobuf_codec import CODEC
 from kafka_rescalable.formats.registry import frame
@@ -117,13 +116,14 @@ def measure_decoding(records: int, runs: int) -> list[DecodingRun]:
 
 def main() -> None:
     """Print a Markdown table of µs per record, and the speed-up of the native core."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=200_000)
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
-    results = measure_decoding(args.records, args.runs)
-    print(f"{args.records:,} order messages, batches of {BATCH:,}, best of {args.runs} runs")
-    print_speed_up(results, "native", "fallback")
+    speed_up_main(
+        __doc__.splitlines()[0],
+        measure_decoding,
+        200_000,
+        "order messages",
+        BATCH,
+        ("native", "fallback"),
+    )
 
 
 if __name__ == "__main__":

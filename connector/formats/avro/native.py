@@ -15,21 +15,19 @@ records back in order. It does no I/O and takes no decision; this module keeps t
   resolve) this returns ``None`` and :func:`kafka_rescalable.formats.decoding.decode_batch`
   decodes the batch on its slow path, which names the record and gives today's reason.
 
-``KAFKA_RESCALABLE_NATIVE=0`` forces the pure-Python decoders (tests and benchmarks run both
-paths with it). One line per process says which decoders typed records use.
+``KAFKA_RESCALABLE_NATIVE=0`` forces the pure-Python decoders
+(:mod:`kafka_rescalable.formats.native_core`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Final
+from typing import Any
 
 import pyarrow as pa
 
-from kafka_rescalable._logging import logger
 from kafka_rescalable.formats.avro.arrow import conform
 from kafka_rescalable.formats.avro.parity import (
     promotion_first,
@@ -38,46 +36,14 @@ from kafka_rescalable.formats.avro.parity import (
 )
 from kafka_rescalable.formats.avro.types import without_ignored_logical_types
 from kafka_rescalable.formats.codec import ColumnDecoder
+from kafka_rescalable.formats.native_core import built_once, bulk_column, native_core
 from kafka_rescalable.formats.options import Framing
 
-__all__ = ["NATIVE_ENV", "WriterText", "native_core", "native_decoder"]
-
-NATIVE_ENV: Final = "KAFKA_RESCALABLE_NATIVE"
-"""Set to ``0`` to decode typed records with the pure-Python decoders even where the native
-core is installed."""
+__all__ = ["WriterText", "native_decoder"]
 
 WriterText = Callable[[int], "str | None"]
 """A writer schema id in, its Avro schema's JSON text out; ``None`` when no record written with
 it can be read (the slow path gives the reason)."""
-
-_said: set[str] = set()
-
-
-def native_core() -> ModuleType | None:
-    """Return the native core's module, or ``None`` when the pure-Python decoders are used.
-
-    Read on every call, so that ``KAFKA_RESCALABLE_NATIVE`` set in a running process (a test)
-    takes effect; the choice is logged once per process and choice.
-    """
-    if os.environ.get(NATIVE_ENV, "").strip() == "0":
-        _say(f"the pure-Python codecs: {NATIVE_ENV}=0")
-        return None
-    try:
-        import kafka_rescalable_native as core
-    except ImportError:
-        _say(
-            "the pure-Python codecs: kafka_rescalable_native is not installed "
-            "(pip install 'kafka-rescalable[native]' decodes Avro some 25 times faster)"
-        )
-        return None
-    _say(f"the native core (kafka_rescalable_native {core.__version__})")
-    return core
-
-
-def _say(decoders: str) -> None:
-    if decoders not in _said:
-        _said.add(decoders)
-        logger.info("typed records are decoded and encoded with %s", decoders)
 
 
 def native_decoder(
@@ -137,29 +103,23 @@ class _State:
         if core is None:
             return None
         if self.core is None:
-            try:
-                self.core = core.AvroDecoder(self.reader_text)
-            except core.NativeDecodeError as error:
-                logger.debug("the native core cannot read the reader schema: %s", error)
-                self.core = False  # never again in this worker: the slow path reads it
+            self.core = built_once(
+                core,
+                lambda: core.AvroDecoder(self.reader_text),
+                "the native core cannot read the reader schema",
+            )
         if self.core is False:
             return None
-        try:
-            if self.framed and self.writer_text is not None:
-                if not self._writers_known(core, payloads):
-                    return None
-                decoded = self.core.decode_framed(payloads)
-            else:
-                decoded = self.core.decode_plain(payloads)
-            column = conform(decoded, self.arrow_type)
-        except Exception as error:  # noqa: BLE001 - whatever failed, the slow path decides
-            # NativeDecodeError, an Arrow cast, or the decoder busy in another thread
-            logger.debug("a batch is decoded on the slow path: %s", error)
-            return None
-        if column.type != self.arrow_type:  # never seen; the slow path builds the right type
-            logger.debug("the native core gave %s, not %s", column.type, self.arrow_type)
-            return None
-        return column
+        return bulk_column(lambda: self._decoded(core, payloads), self.arrow_type)
+
+    def _decoded(self, core: ModuleType, payloads: pa.Array) -> pa.Array | None:
+        if self.framed and self.writer_text is not None:
+            if not self._writers_known(core, payloads):
+                return None
+            decoded = self.core.decode_framed(payloads)
+        else:
+            decoded = self.core.decode_plain(payloads)
+        return conform(decoded, self.arrow_type)
 
     def _resolves_alike(self, text: str) -> bool:
         """Whether both paths read records of writer schema ``text`` alike (parity)."""

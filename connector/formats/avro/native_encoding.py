@@ -32,10 +32,10 @@ import pyarrow.compute as pc
 from pyspark.sql.types import DataType
 
 from kafka_rescalable._logging import logger
-from kafka_rescalable.formats.avro.native import native_core
 from kafka_rescalable.formats.avro.types import without_ignored_logical_types
 from kafka_rescalable.formats.avro.writer_arrow import BulkDeclined, SchemaDeclined, fit
 from kafka_rescalable.formats.codec import ColumnEncoder, Encoder
+from kafka_rescalable.formats.native_core import native_core
 
 __all__ = ["native_encoder"]
 

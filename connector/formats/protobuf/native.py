@@ -33,9 +33,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from kafka_rescalable._logging import logger
-from kafka_rescalable.formats.avro.native import native_core
 from kafka_rescalable.formats.codec import ColumnDecoder
+from kafka_rescalable.formats.native_core import built_once, bulk_column, native_core
 
 __all__ = ["native_decoder"]
 
@@ -85,21 +84,13 @@ class _State:
         if core is None or not hasattr(core, "ProtobufDecoder"):  # an older native build
             return None
         if self.core is None:
-            try:
-                self.core = core.ProtobufDecoder(
+            self.core = built_once(
+                core,
+                lambda: core.ProtobufDecoder(
                     self.descriptor_set, self.message, self.arrow_type, self.indexes
-                )
-            except core.NativeDecodeError as error:
-                logger.debug("the Python path reads %s: %s", self.message, error)
-                self.core = False
+                ),
+                f"the Python path reads {self.message}",
+            )
         if self.core is False:
             return None
-        try:
-            column = self.core.decode(payloads)
-        except Exception as error:  # noqa: BLE001 - whatever failed, the slow path decides
-            logger.debug("a batch is decoded on the slow path: %s", error)
-            return None
-        if column.type != self.arrow_type:  # never seen; the slow path builds the right type
-            logger.debug("the native core gave %s, not %s", column.type, self.arrow_type)
-            return None
-        return column
+        return bulk_column(lambda: self.core.decode(payloads), self.arrow_type)

@@ -19,9 +19,9 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 
-from kafka_rescalable.formats.avro.native import NATIVE_ENV
 from kafka_rescalable.formats.avro_codec import CODEC
 from kafka_rescalable.formats.decoding import DecodePlan, decode_batch
+from kafka_rescalable.formats.native_core import NATIVE_ENV
 from kafka_rescalable.formats.options import (
     DecodeMode,
     Framing,

@@ -23,8 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_rescalable.formats import avro_codec
-from kafka_rescalable.formats.avro import native
-from kafka_rescalable.formats.avro.native import native_core
+from kafka_rescalable.formats import native_core as core_choice
 from kafka_rescalable.formats.avro.parity import (
     promotion_first,
     resolution_differs,
@@ -33,6 +32,7 @@ from kafka_rescalable.formats.avro.parity import (
 from kafka_rescalable.formats.avro.types import without_ignored_logical_types
 from kafka_rescalable.formats.avro_codec import CODEC
 from kafka_rescalable.formats.decoding import DecodePlan
+from kafka_rescalable.formats.native_core import native_core
 from kafka_rescalable.formats.options import DecodeMode, Framing, RegistrySettings
 from kafka_rescalable.formats.registry import frame
 from tests.connector.formats.avro_batches import (
@@ -166,7 +166,7 @@ def _registry(writers: dict[int, str]) -> Iterator[None]:
 @pytest.fixture
 def fresh_log(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> Iterator[None]:
     """Capture the package logger, as if the process had not said which decoders run."""
-    monkeypatch.setattr(native, "_said", set())
+    monkeypatch.setattr(core_choice, "_said", set())
     logger = logging.getLogger("kafka_rescalable")
     logger.addHandler(caplog.handler)
     yield

@@ -25,10 +25,10 @@ from pyspark.sql.pandas.types import to_arrow_type
 
 from kafka_rescalable.errors import SinkInputError
 from kafka_rescalable.formats import avro_codec
-from kafka_rescalable.formats.avro.native import native_core
 from kafka_rescalable.formats.avro.native_encoding import native_encoder
 from kafka_rescalable.formats.avro.types import non_null
 from kafka_rescalable.formats.codec import ColumnEncoder
+from kafka_rescalable.formats.native_core import native_core
 from kafka_rescalable.formats.options import (
     Framing,
     PayloadFormat,

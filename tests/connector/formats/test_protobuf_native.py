@@ -22,8 +22,8 @@ from protobuf_samples import LEGACY, descriptor_set, file_proto, message_classes
 from protobuf_samples import shop_set as make_shop_set
 from pyspark.sql.pandas.types import to_arrow_type
 
-from kafka_rescalable.formats.avro.native import NATIVE_ENV
 from kafka_rescalable.formats.decoding import DecodePlan, decode_batch
+from kafka_rescalable.formats.native_core import NATIVE_ENV
 from kafka_rescalable.formats.options import DecodeMode, Framing, PayloadFormat, PayloadOptions
 from kafka_rescalable.formats.protobuf_codec import CODEC
 from kafka_rescalable.formats.registry import frame

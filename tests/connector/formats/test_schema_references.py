@@ -19,7 +19,7 @@ import pytest
 
 from kafka_rescalable import SchemaReferenceError, SchemaRegistryError
 from kafka_rescalable.formats.avro.inlined import self_contained
-from kafka_rescalable.formats.avro.native import native_core
+from kafka_rescalable.formats.native_core import native_core
 from kafka_rescalable.formats.references import ReferencedSchema, SchemaRef, follow_references
 
 ADDRESS = {
