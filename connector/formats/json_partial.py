@@ -7,7 +7,9 @@ of their own, whose reader skips the others (``unexpected_field_behavior="ignore
 others are read record by record, by ``json.loads`` and the same field converters as the
 record-by-record reader, then both are put together in the struct's field order. The cost of a
 record is then a parse in C and the refused fields' conversion, not a whole walk and the whole
-struct's ``pa.array``.
+struct's ``pa.array``. Where every refused field is a ``MAP<STRING, STRING>`` and the native
+core is installed, the core reads them in bulk instead (``json_string_maps``), and the records
+it declines are read whole by the record-by-record reader.
 
 The result equals the record-by-record reader's, record for record, because every part is
 either that reader's own work or proven equal to it, and every doubt goes back to it:
@@ -32,8 +34,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyspark.sql.types as T
 
+from kafka_rescalable._logging import logger
 from kafka_rescalable.errors import KafkaSourceError
 from kafka_rescalable.formats.json_bulk import bulk_decoder, readable_in_bulk
+from kafka_rescalable.formats.native_core import native_core
 
 __all__ = ["partial_decoder"]
 
@@ -79,7 +83,46 @@ def partial_decoder(
     if decode_kept is None:
         return None
     target = to_arrow_type(spark_type, timezone="UTC")
-    return _PartialDecoder(names, rest, target, decode_kept, read_fields(spark_type, rest), read)
+    native = _string_maps(spark_type, rest, target)
+    return _PartialDecoder(
+        names, rest, target, decode_kept, read_fields(spark_type, rest), read, native
+    )
+
+
+def _string_maps(
+    spark_type: T.StructType, rest: list[str], target: pa.StructType
+) -> Callable[[pa.Array], tuple[list[pa.Array], list[int]] | None] | None:
+    """Give the native core's reader of the refused fields, when each is a map of strings.
+
+    It returns the fields' arrays and the rows it declined, which are read whole on the
+    Python path; ``None`` where the core is not installed (or switched off) or fails.
+    """
+    string = T.StringType()
+    if not all(
+        isinstance(t := spark_type[name].dataType, T.MapType)
+        and t.keyType == string
+        and t.valueType == string
+        and t.valueContainsNull
+        for name in rest
+    ):
+        return None
+    types = [target.field(name).type for name in rest]
+
+    def read(payloads: pa.Array) -> tuple[list[pa.Array], list[int]] | None:
+        core = native_core()
+        if core is None or not hasattr(core, "json_string_maps"):  # an older native build
+            return None
+        try:
+            maps, declined = core.json_string_maps(payloads, rest)
+        except Exception as error:  # noqa: BLE001 - the Python path reads the batch
+            logger.debug("the string maps are read record by record: %s", error)
+            return None
+        if [m.type for m in maps] != types:  # never seen; the Python path builds the right type
+            logger.debug("the native core gave %s, not %s", [m.type for m in maps], types)
+            return None
+        return maps, declined
+
+    return read
 
 
 class _PartialDecoder:
@@ -93,6 +136,7 @@ class _PartialDecoder:
         decode_kept: ColumnDecoder,
         read_rest: Callable[[bytes], dict[str, Any]],
         read: Callable[[bytes], Any],
+        native: Callable[[pa.Array], tuple[list[pa.Array], list[int]] | None] | None,
     ) -> None:
         self._names = names
         self._rest = rest
@@ -101,11 +145,16 @@ class _PartialDecoder:
         self._decode_kept = decode_kept
         self._read_rest = read_rest
         self._read = read
+        self._native = native
 
     def __call__(self, payloads: pa.Array) -> pa.Array | None:
         kept = self._decode_kept(payloads)
         if kept is None:
             return None  # given up (or skipped): the batch is read record by record
+        natively = None if self._native is None else self._native(payloads)
+        if natively is not None:
+            rest, again = natively
+            return self._finish(kept, rest, payloads, again)
         read_rest = self._read_rest
         values: list[dict[str, Any] | None] = []
         append = values.append
@@ -124,6 +173,15 @@ class _PartialDecoder:
                 pa.array([None if v is None else v[name] for v in values], arrow_type)
                 for name, arrow_type in zip(self._rest, self._rest_types, strict=True)
             ]
+        except Exception:  # noqa: BLE001 - as decoding.py takes any failure of a decoder
+            return None  # a record that does not decode: record by record, where it is named
+        return self._finish(kept, rest, payloads, again)
+
+    def _finish(
+        self, kept: pa.StructArray, rest: list[pa.Array], payloads: pa.Array, again: list[int]
+    ) -> pa.Array | None:
+        """Read the records in doubt whole, then put the struct together."""
+        try:
             whole = pa.array([self._read(payloads[row].as_py()) for row in again], self._target)
         except Exception:  # noqa: BLE001 - as decoding.py takes any failure of a decoder
             return None  # a record that does not decode: record by record, where it is named

@@ -23,6 +23,7 @@ mod checks;
 mod decode;
 mod encode;
 mod framing;
+mod json_maps;
 mod protobuf;
 
 use arrow_array::{Array, ArrayRef, make_array};
@@ -191,6 +192,25 @@ fn schema_ids(payloads: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
     framing::distinct_ids(array.as_ref()).map_err(native_error)
 }
 
+/// The `MAP<STRING, STRING>` fields named `fields` of JSON payloads: one pyarrow map array
+/// per field, and the rows declined, for the Python path to read (see `json_maps`).
+#[pyfunction]
+fn json_string_maps<'py>(
+    py: Python<'py>,
+    payloads: &Bound<'py, PyAny>,
+    fields: Vec<String>,
+) -> PyResult<(Vec<Bound<'py, PyAny>>, Vec<u32>)> {
+    let array = make_array(ArrayData::from_pyarrow_bound(payloads)?);
+    let (maps, declined) = py
+        .detach(|| guarded(|| json_maps::read(array.as_ref(), &fields)))
+        .map_err(native_error)?;
+    let maps = maps
+        .iter()
+        .map(|map| map.to_data().to_pyarrow(py))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((maps, declined))
+}
+
 /// Run `work`, turning a panic inside the decoding libraries into an error.
 fn guarded<T>(work: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
@@ -220,6 +240,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AvroEncoder>()?;
     m.add_class::<ProtobufDecoder>()?;
     m.add_function(wrap_pyfunction!(schema_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(json_string_maps, m)?)?;
     m.add("NativeDecodeError", m.py().get_type::<NativeDecodeError>())?;
     m.add("NativeEncodeError", m.py().get_type::<NativeEncodeError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,5 +1,5 @@
-"""kafka-rescalable's native core: Avro payloads in an Arrow array decoded and encoded in bulk
-(and, in a spike, Protobuf payloads decoded in bulk).
+"""kafka-rescalable's native core: Avro payloads in an Arrow array decoded and encoded in bulk,
+Protobuf payloads decoded in bulk, and the string maps of JSON records read in bulk.
 
 A private helper of the ``kafka-rescalable`` package, which imports it when it is installed
 and falls back to its pure-Python decoders and encoders otherwise. It does no I/O: the caller
@@ -14,6 +14,7 @@ from kafka_rescalable_native._core import (
     NativeEncodeError,
     ProtobufDecoder,
     __version__,
+    json_string_maps,
     schema_ids,
 )
 
@@ -24,5 +25,6 @@ __all__ = [
     "NativeEncodeError",
     "ProtobufDecoder",
     "__version__",
+    "json_string_maps",
     "schema_ids",
 ]

@@ -69,3 +69,10 @@ class AvroEncoder:
 
 def schema_ids(payloads: pa.Array) -> list[int]:
     """Give the distinct schema ids of framed payloads, in the order they first appear."""
+
+def json_string_maps(payloads: pa.Array, fields: list[str]) -> tuple[list[pa.Array], list[int]]:
+    """Read the ``MAP<STRING, STRING>`` fields ``fields`` of JSON payloads in bulk.
+
+    Gives one ``map<string, string>`` array per field and the rows declined: those the caller
+    reads on its own path (a value not a string, a repeated key, anything in doubt).
+    """
