@@ -52,9 +52,7 @@ class SteadyProducer:
     or the ``(topic, partition)`` pairs to write round-robin.
     """
 
-    def __init__(
-        self, bootstrap: str, target: str | Sequence[tuple[str, int]], rate: int
-    ) -> None:
+    def __init__(self, bootstrap: str, target: str | Sequence[tuple[str, int]], rate: int) -> None:
         if isinstance(target, str):
             target = [(target, partition) for partition in range(PARTITIONS)]
         context = multiprocessing.get_context("spawn")
@@ -115,6 +113,7 @@ BatchStamps = Callable[[Any, int, float], None]
 """What a steady query's sink calls per batch: the batch's record timestamps in epoch
 milliseconds (a ``pyarrow.Int64Array``), the batch id, and ``time.time()`` just after they
 were collected."""
+
 
 class BatchLatencies:
     """A :data:`BatchStamps` that keeps, per batch, when it was collected and each row's latency.

@@ -231,6 +231,8 @@ def _jvm_decoder(name: str, reading: Reading) -> Any:
 def worker_decoders(_index: Any = None) -> dict[str, str]:
     """Return, per decoding family, the decoder our source uses here: ``native`` or ``python``.
 
+    JSON is ``python, maps native`` where the core reads the string maps pyarrow cannot.
+
     The contract of the native core: it is the separate distribution
     ``kafka_rescalable_native``, used when it imports, unless :data:`NATIVE_ENV` is ``0``. It
     may decode some formats only (Avro first), and the connector uses it for a format only
@@ -247,12 +249,15 @@ def worker_decoders(_index: Any = None) -> dict[str, str]:
             pass
         else:
             exported = [name.lower() for name in dir(core)]
-    return {
+    decoders = {
         family: "native"
         if any(name.startswith(family) for name in exported) and _has_glue(family)
         else "python"
         for family in FAMILIES
     }
+    if decoders.get("json") == "python" and "json_string_maps" in exported:
+        decoders["json"] = "python, maps native"  # formats/json_partial.py: string maps only
+    return decoders
 
 
 def _has_glue(family: str) -> bool:

@@ -183,6 +183,9 @@ def test_a_family_is_native_only_where_the_core_and_the_connector_have_it_and_no
     monkeypatch.delenv(NATIVE_ENV)
     monkeypatch.setitem(sys.modules, "kafka_rescalable_native", None)  # import fails
     assert worker_decoders() == python
+    core.json_string_maps = object  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kafka_rescalable_native", core)
+    assert worker_decoders()["json"] == "python, maps native"
 
 
 def test_without_a_spark_protobuf_jar_the_reason_says_how_to_give_one(tmp_path: Path) -> None:
