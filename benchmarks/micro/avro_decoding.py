@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from unittest import mock
@@ -47,7 +47,7 @@ from kafka_rescalable.formats.options import (
 from kafka_rescalable.formats.registry import frame
 from kafka_rescalable.schema import arrow_schema
 
-__all__ = ["DecodingRun", "main", "measure_decoding"]
+__all__ = ["DecodingRun", "main", "measure_decoding", "time_both_paths"]
 
 BATCH = 10_000
 """Records per source batch: the range reader's default."""
@@ -153,14 +153,27 @@ def measure_decoding(records: int, runs: int) -> list[DecodingRun]:
     with _writers():
         for case, (plan, batches) in cases.items():
             _check_native(plan, batches[0], case)
-            rows = {}
-            for path in ("native", "fallback"):
-                with _path(path):
-                    seconds, rows[path] = _best(plan, batches, runs)
-                results.append(DecodingRun(case, path, seconds / records * 1e6))
-            if not all(a.equals(b) for a, b in zip(rows["native"], rows["fallback"], strict=True)):
-                msg = f"{case}: the native core and the fallback decoded different rows"
-                raise RuntimeError(msg)
+            results += time_both_paths(case, plan, batches, runs, pa.RecordBatch.equals)
+    return results
+
+
+def time_both_paths(
+    case: str,
+    plan: DecodePlan,
+    batches: list[pa.RecordBatch],
+    runs: int,
+    same: Callable[[pa.RecordBatch, pa.RecordBatch], bool],
+) -> list[DecodingRun]:
+    """Time ``plan`` on the native path, then the fallback; fail unless every batch is ``same``."""
+    records = sum(batch.num_rows for batch in batches)
+    results, rows = [], {}
+    for path in ("native", "fallback"):
+        with _path(path):
+            seconds, rows[path] = _best(plan, batches, runs)
+        results.append(DecodingRun(case, path, seconds / records * 1e6))
+    if not all(same(a, b) for a, b in zip(rows["native"], rows["fallback"], strict=True)):
+        msg = f"{case}: the native core and the fallback decoded different rows"
+        raise RuntimeError(msg)
     return results
 
 

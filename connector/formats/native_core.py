@@ -1,10 +1,10 @@
 """Which codecs typed records use: the native core when it is installed, else pure Python.
 
 ``kafka_rescalable_native`` (the separate distribution built from the repository's ``native/``
-folder) decodes Avro and Protobuf columns and encodes Avro columns in bulk. Every format's
-glue asks :func:`native_core` on each batch, so that one switch, ``KAFKA_RESCALABLE_NATIVE=0``,
-sends all of them to the pure-Python codecs (tests and benchmarks run both paths with it),
-and one line per process says which codecs run.
+folder) decodes Avro and Protobuf columns, reads JSON's string maps and encodes Avro columns in
+bulk. Every format's glue asks :func:`native_core` on each batch, so that one switch,
+``KAFKA_RESCALABLE_NATIVE=0``, sends all of them to the pure-Python codecs (tests and
+benchmarks run both paths with it), and one line per process says which codecs run.
 
 The glue's bargain is the same for every format: the core decides nothing, and any failure,
 whatever its kind, sends the batch to the slow path, which names the failing record and says
