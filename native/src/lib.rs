@@ -25,6 +25,10 @@ mod encode;
 mod framing;
 mod json_maps;
 mod protobuf;
+mod protobuf_shared;
+mod protobuf_wire;
+mod wire_format;
+mod wire_leaf;
 
 use arrow_array::{Array, ArrayRef, make_array};
 use arrow_data::ArrayData;
@@ -140,15 +144,24 @@ impl ProtobufDecoder {
         Ok(Self { decoder })
     }
 
-    /// Decode every payload without the GIL; a null payload gives a null row.
+    /// Decode every payload without the GIL; a null payload gives a null row. With
+    /// `wire_only` (for tests), only the wire-format reader is tried: an error where it
+    /// declines the batch.
+    #[pyo3(signature = (payloads, wire_only=false))]
     fn decode<'py>(
         &self,
         py: Python<'py>,
         payloads: &Bound<'py, PyAny>,
+        wire_only: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let array = make_array(ArrayData::from_pyarrow_bound(payloads)?);
         let decoded = py
-            .detach(|| guarded(|| self.decoder.decode(array.as_ref())))
+            .detach(|| {
+                guarded(|| match wire_only {
+                    true => self.decoder.decode_wire(array.as_ref()),
+                    false => self.decoder.decode(array.as_ref()),
+                })
+            })
             .map_err(native_error)?;
         decoded.to_data().to_pyarrow(py)
     }

@@ -2,8 +2,11 @@
 
 ``kafka_rescalable_native.ProtobufDecoder`` reads the column's descriptor set with
 ``prost-reflect`` and decodes a whole Arrow column of payloads into one struct array of the
-Arrow type Spark declared, with the Python path's values (:mod:`.protobuf_values`): fields not
-set are null where protobuf tracks presence, else their defaults; unsigned integers wrap;
+Arrow type Spark declared: straight from the wire format into Arrow builders, or, for a batch
+that reader declines (a message field given twice, two members of one oneof, a known field
+with another wire type, groups), through ``prost-reflect``'s dynamic messages. Both give the
+Python path's values (:mod:`.protobuf_values`): fields not set are null where protobuf
+tracks presence, else their defaults; unsigned integers wrap;
 enums are names (``UNKNOWN_ENUM_VALUE_...`` for unknown numbers of open enums);
 ``Timestamp`` and ``Duration`` are microseconds; ``oneof`` members, nested messages, repeated
 fields and maps as the Python path gives them. Map entries come in key order: protobuf's

@@ -1,0 +1,211 @@
+//! What both Protobuf readers (`protobuf.rs`, `protobuf_wire.rs`) share: how enums and the
+//! well-known times become Spark's values, so the two cannot drift apart.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, ListArray, MapArray, StructArray};
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, FieldRef};
+use prost_reflect::{EnumDescriptor, FieldDescriptor, Kind, MessageDescriptor, Syntax};
+
+/// Python's `datetime` range, in microseconds from the epoch (years 1 to 9999).
+pub(crate) const MIN_TIMESTAMP_MICROS: i128 = -62_135_596_800_000_000;
+pub(crate) const MAX_TIMESTAMP_MICROS: i128 = 253_402_300_799_999_999;
+/// The range `google.protobuf.Duration` allows (10,000 years), in seconds: beyond it the
+/// Python path's conversion is not proven to agree.
+pub(crate) const MAX_DURATION_SECONDS: i64 = 315_576_000_000;
+
+/// A `Timestamp` in microseconds, floored as the Python path's `datetime`; an error beyond
+/// the years `datetime` holds.
+pub(crate) fn timestamp_micros(seconds: i64, nanos: i32) -> Result<i64, String> {
+    let micros = i128::from(seconds) * 1_000_000 + i128::from(nanos.div_euclid(1000));
+    if !(MIN_TIMESTAMP_MICROS..=MAX_TIMESTAMP_MICROS).contains(&micros) {
+        return Err(format!(
+            "timestamp {seconds}s out of Python's datetime range"
+        ));
+    }
+    Ok(micros as i64)
+}
+
+/// A `Duration` in microseconds, cut toward zero; an error beyond the range it allows.
+pub(crate) fn duration_micros(seconds: i64, nanos: i32) -> Result<i64, String> {
+    if seconds.unsigned_abs() > MAX_DURATION_SECONDS.unsigned_abs() {
+        return Err(format!("duration {seconds}s beyond 10,000 years"));
+    }
+    Ok(seconds * 1_000_000 + i64::from(nanos / 1000))
+}
+
+/// The enum's names by number; where numbers repeat (aliases) the last name wins, as in the
+/// Python path's dict.
+pub(crate) struct EnumNames {
+    names: HashMap<i32, String>,
+    /// The names of the numbers 0 to 255, looked up without hashing (most enums fit).
+    small: Vec<Option<String>>,
+    pub(crate) unknown: String,
+    /// A proto2 enum: an unknown number is an unknown field to protobuf's parser.
+    pub(crate) closed: bool,
+}
+
+impl EnumNames {
+    pub(crate) fn of(descriptor: &EnumDescriptor) -> Self {
+        let names: HashMap<i32, String> = descriptor
+            .values()
+            .map(|v| (v.number(), v.name().to_string()))
+            .collect();
+        let small = (0..256).map(|number| names.get(&number).cloned()).collect();
+        Self {
+            names,
+            small,
+            unknown: format!("UNKNOWN_ENUM_VALUE_{}_", descriptor.name()),
+            closed: descriptor.parent_file().syntax() == Syntax::Proto2,
+        }
+    }
+
+    /// The name of `number`, if the enum has it.
+    pub(crate) fn get(&self, number: i32) -> Option<&str> {
+        match usize::try_from(number)
+            .ok()
+            .and_then(|index| self.small.get(index))
+        {
+            Some(name) => name.as_deref(),
+            None => self.names.get(&number).map(String::as_str),
+        }
+    }
+}
+
+/// Whether `message` is shaped as the well-known `name` (spark-protobuf tells them by name
+/// and fields), with the well-known field types.
+pub(crate) fn seconds_and_nanos(message: &MessageDescriptor, name: &str) -> bool {
+    let fields: Vec<_> = message.fields().collect();
+    message.name() == name
+        && fields.len() == 2
+        && fields[0].name() == "seconds"
+        && fields[1].name() == "nanos"
+        && fields[0].kind() == Kind::Int64
+        && fields[1].kind() == Kind::Int32
+        && !fields[0].is_list()
+        && !fields[1].is_list()
+}
+
+/// How a field of the target struct is laid out; both readers build their columns from it.
+pub(crate) enum FieldLayout {
+    Map,
+    /// Repeated: the list's element field.
+    List(FieldRef),
+    Single,
+}
+
+/// Find the message's field for `target` and refuse what neither reader decodes as the
+/// Python path does: groups and explicit defaults.
+pub(crate) fn field_layout(
+    message: &MessageDescriptor,
+    target: &Field,
+) -> Result<(FieldDescriptor, FieldLayout), String> {
+    let field = message.get_field_by_name(target.name()).ok_or_else(|| {
+        format!(
+            "message {} has no field {}",
+            message.full_name(),
+            target.name()
+        )
+    })?;
+    if field.is_group() {
+        return Err(format!(
+            "{} is a group: the slow path reads it",
+            field.full_name()
+        ));
+    }
+    if field.field_descriptor_proto().default_value.is_some() {
+        return Err(format!(
+            "{} has an explicit default: the slow path reads it",
+            field.full_name()
+        ));
+    }
+    let layout = if field.is_map() {
+        FieldLayout::Map
+    } else if field.is_list() {
+        let DataType::List(element) = target.data_type() else {
+            return Err(format!(
+                "{} is repeated, not {}",
+                field.full_name(),
+                target.data_type()
+            ));
+        };
+        FieldLayout::List(element.clone())
+    } else {
+        FieldLayout::Single
+    };
+    Ok((field, layout))
+}
+
+/// A map field next to its target `MAP` type: the entries' key and value fields and types.
+pub(crate) struct MapLayout {
+    pub(crate) entries: FieldRef,
+    pub(crate) sorted: bool,
+    pub(crate) key_field: FieldDescriptor,
+    pub(crate) key_type: DataType,
+    pub(crate) value_field: FieldDescriptor,
+    pub(crate) value_type: DataType,
+}
+
+impl MapLayout {
+    pub(crate) fn of(field: &FieldDescriptor, target: &DataType) -> Result<Self, String> {
+        let mismatch = || format!("{} is a map, not {target}", field.full_name());
+        let (DataType::Map(entries, sorted), Kind::Message(entry)) = (target, field.kind()) else {
+            return Err(mismatch());
+        };
+        let DataType::Struct(pair) = entries.data_type() else {
+            return Err(mismatch());
+        };
+        if pair.len() != 2 {
+            return Err(mismatch());
+        }
+        Ok(Self {
+            entries: entries.clone(),
+            sorted: *sorted,
+            key_field: entry.map_entry_key_field(),
+            key_type: pair[0].data_type().clone(),
+            value_field: entry.map_entry_value_field(),
+            value_type: pair[1].data_type().clone(),
+        })
+    }
+}
+
+/// The list column of `values`; the offsets and nulls start again for the next batch.
+pub(crate) fn list_array(
+    field: &FieldRef,
+    values: ArrayRef,
+    offsets: &mut Vec<i32>,
+    nulls: &mut NullBufferBuilder,
+) -> Result<ArrayRef, String> {
+    let list = ListArray::try_new(field.clone(), take_offsets(offsets), values, nulls.finish());
+    Ok(Arc::new(list.map_err(|e| e.to_string())?))
+}
+
+/// The map column of `keys` and `values` (the entries in order); as `list_array`.
+pub(crate) fn map_array(
+    entries: &FieldRef,
+    sorted: bool,
+    keys: ArrayRef,
+    values: ArrayRef,
+    offsets: &mut Vec<i32>,
+    nulls: &mut NullBufferBuilder,
+) -> Result<ArrayRef, String> {
+    let DataType::Struct(pair) = entries.data_type() else {
+        return Err("map entries are not a struct".into());
+    };
+    let pairs = StructArray::try_new(pair.clone(), vec![keys, values], None);
+    let pairs = pairs.map_err(|e| e.to_string())?;
+    let map = MapArray::try_new(
+        entries.clone(),
+        take_offsets(offsets),
+        pairs,
+        nulls.finish(),
+        sorted,
+    );
+    Ok(Arc::new(map.map_err(|e| e.to_string())?))
+}
+
+fn take_offsets(offsets: &mut Vec<i32>) -> OffsetBuffer<i32> {
+    OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])))
+}
