@@ -300,7 +300,7 @@ impl MapColumn {
 
     fn append(&mut self, map: &HashMap<MapKey, Value>) -> Result<(), String> {
         let mut keys: Vec<&MapKey> = map.keys().collect();
-        keys.sort();
+        keys.sort_by(|a, b| spark_order(a, b));
         for key in keys {
             self.keys.append(&key_value(key))?;
             self.values.append(&map[key])?;
@@ -321,6 +321,16 @@ impl MapColumn {
         let (keys, values) = (self.keys.finish()?, self.values.finish()?);
         let (offsets, nulls) = (&mut self.offsets, &mut self.nulls);
         map_array(&self.entries, self.sorted, keys, values, offsets, nulls)
+    }
+}
+
+/// Order map keys by the values Spark shows: unsigned keys after they wrap into the signed
+/// types (as `protobuf_wire` orders them), so both readers give a map's entries alike.
+fn spark_order(a: &MapKey, b: &MapKey) -> std::cmp::Ordering {
+    match (a, b) {
+        (MapKey::U32(a), MapKey::U32(b)) => (*a as i32).cmp(&(*b as i32)),
+        (MapKey::U64(a), MapKey::U64(b)) => (*a as i64).cmp(&(*b as i64)),
+        _ => a.cmp(b),
     }
 }
 

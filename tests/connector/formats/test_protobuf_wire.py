@@ -18,7 +18,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from protobuf_samples import descriptor_set, file_proto
+from protobuf_samples import descriptor_set, file_proto, message_classes
 from protobuf_samples import shop_set as make_shop_set
 from pyspark.sql.pandas.types import to_arrow_type
 
@@ -37,12 +37,47 @@ from tests.connector.formats.test_protobuf_native import (
 
 native = pytest.importorskip("kafka_rescalable_native")
 
+# syntax = "proto3"; package unsigned;
+# message Keys { map<uint32, string> small = 1; map<uint64, string> large = 2; Sub sub = 3; }
+# message Sub { int32 x = 1; }
+UNSIGNED = """
+name: "unsigned.proto" package: "unsigned" syntax: "proto3"
+message_type {
+  name: "Keys"
+  field { name: "small" number: 1 label: LABEL_REPEATED type: TYPE_MESSAGE
+          type_name: ".unsigned.Keys.SmallEntry" }
+  field { name: "large" number: 2 label: LABEL_REPEATED type: TYPE_MESSAGE
+          type_name: ".unsigned.Keys.LargeEntry" }
+  field { name: "sub" number: 3 label: LABEL_OPTIONAL type: TYPE_MESSAGE
+          type_name: ".unsigned.Sub" }
+  nested_type {
+    name: "SmallEntry" options { map_entry: true }
+    field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_UINT32 }
+    field { name: "value" number: 2 label: LABEL_OPTIONAL type: TYPE_STRING }
+  }
+  nested_type {
+    name: "LargeEntry" options { map_entry: true }
+    field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_UINT64 }
+    field { name: "value" number: 2 label: LABEL_OPTIONAL type: TYPE_STRING }
+  }
+}
+message_type {
+  name: "Sub"
+  field { name: "x" number: 1 label: LABEL_OPTIONAL type: TYPE_INT32 }
+}
+"""
+
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("protobuf-wire")
     paths = {}
-    for name, data in {"shop": make_shop_set(), "old": descriptor_set(file_proto(PROTO2))}.items():
+    sets = {
+        "shop": make_shop_set(),
+        "old": descriptor_set(file_proto(PROTO2)),
+        "unsigned": descriptor_set(file_proto(UNSIGNED)),
+    }
+    for name, data in sets.items():
         paths[name] = folder / f"{name}.desc"
         paths[name].write_bytes(data)
     return paths
@@ -181,3 +216,22 @@ def test_a_closed_enums_unknown_number_is_declined(files: dict[str, Path]) -> No
     paths = Paths(files["old"], "old.Item")
     assert paths.wire([Item(a=1).SerializeToString(), b"\x18\x07"]) is None
     assert paths.wire([b"\x22\x01\x07"]) is None  # packed
+
+
+def test_unsigned_map_keys_come_in_the_order_spark_shows_on_both_readers(
+    files: dict[str, Path],
+) -> None:
+    """Keys past the signed range wrap (3,000,000,000 shows as -1,294,967,296): that order."""
+    keys = message_classes(file_proto(UNSIGNED))["unsigned.Keys"]
+    record = keys(
+        small={1: "a", 3_000_000_000: "b", 7: "c"}, large={2**63 + 5: "d", 3: "e"}
+    ).SerializeToString()
+    merged = b"\x1a\x02\x08\x01\x1a\x02\x08\x02"  # sub given twice: the wire reader declines
+    paths = Paths(files["unsigned"], "unsigned.Keys")
+    assert _assert_alike(paths, [record])
+    assert paths.wire([record, merged]) is None
+    whole, expected = paths.whole([record, merged]), paths.python([record, merged])
+    assert expected is not None
+    assert whole is not None
+    assert whole.equals(expected)
+    assert [key for key, _ in whole.to_pylist()[0]["small"]] == [-1_294_967_296, 1, 7]
