@@ -25,7 +25,7 @@ from typing import Any
 import pyspark.sql.types as T
 
 from kafka_rescalable.errors import KafkaSourceError
-from kafka_rescalable.formats.json_text import jackson_text
+from kafka_rescalable.formats.json_text import NumberBeyondDecimal, jackson_text
 from kafka_rescalable.formats.json_times import parse_date, parse_local_timestamp, parse_timestamp
 
 __all__ = ["Convert", "Mismatch", "leaf_reader"]
@@ -62,7 +62,12 @@ class Mismatch(KafkaSourceError):
         """Say where (``prefix``, the path above, then the path below) and what failed."""
         where = (prefix + "".join(reversed(self.path))).lstrip(".") or "the value"
         value = self.value
-        shown = str(value) if isinstance(value, Decimal) else json.dumps(value, default=str)
+        if isinstance(value, NumberBeyondDecimal):
+            shown = value.text
+        elif isinstance(value, Decimal):
+            shown = str(value)
+        else:
+            shown = json.dumps(value, default=str)
         if len(shown) > 60:
             shown = shown[:57] + "..."
         return f"{where}: expected {self.expected}, got {_json_kind(self.value)} {shown}"
@@ -153,6 +158,8 @@ def _fractional(value: Any) -> float:
         return float(value)
     if kind is str and value in _NON_NUMBERS:
         return _NON_NUMBERS[value]
+    if kind is NumberBeyondDecimal:
+        return float(value)
     raise Mismatch("a number", value)
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 import math
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
-__all__ = ["jackson_text", "java_double"]
+__all__ = ["NumberBeyondDecimal", "exact_number", "jackson_text", "java_double"]
 
 _SMALLEST = 5e-324
 _PLAIN_FROM, _PLAIN_TO = 1e-3, 1e7
@@ -36,7 +36,7 @@ def jackson_text(value: Any) -> str:
         return "null"
     if kind is int:
         return str(value)
-    if kind is float or kind is Decimal:
+    if isinstance(value, float) or kind is Decimal:
         return java_double(float(value))
     if kind is list:
         return "[" + ",".join(map(jackson_text, value)) + "]"
@@ -67,3 +67,32 @@ def java_double(number: float) -> str:
     power = len(text) - 1 + int(exponent)
     mantissa = f"{text[0]}.{text[1:] or '0'}"
     return f"{'-' if number < 0 else ''}{mantissa}E{power}"
+
+
+class NumberBeyondDecimal(float):
+    """A JSON number whose exponent no ``Decimal`` holds (``1e-99999999999999999999``).
+
+    It is the double Jackson reads (0.0 or an infinity), so DOUBLE and STRING fields take it
+    as ``from_json`` does, but not a ``float``: a DECIMAL field refuses it, as ``from_json``
+    nulls that field. ``text`` is the number as written, for the reason.
+    """
+
+    text: str
+
+    def __new__(cls, text: str) -> NumberBeyondDecimal:
+        """Read ``text`` as a double and keep it."""
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def exact_number(text: str) -> Decimal | float:
+    """Read a fractional JSON number exactly (a ``json`` ``parse_float`` hook).
+
+    Python's ``Decimal`` refuses exponents beyond about 10^18; such a number anywhere in a
+    record, even in a field nobody reads, must not fail the record.
+    """
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return NumberBeyondDecimal(text)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -32,6 +31,7 @@ from kafka_rescalable.errors import PayloadDecodeError
 from kafka_rescalable.formats.json_bulk import bulk_decoder, unframed
 from kafka_rescalable.formats.json_leaves import Convert, Mismatch, leaf_reader
 from kafka_rescalable.formats.json_partial import SendBack, partial_decoder
+from kafka_rescalable.formats.json_text import exact_number
 from kafka_rescalable.formats.json_writer import has_decimal, writer_for
 
 __all__ = ["column_reader_for", "reader_for", "writer_for"]
@@ -141,7 +141,7 @@ def _fields_reader(spark_type: T.StructType, names: list[str]) -> Callable[[byte
     return read
 
 
-_DECIMAL_DECODER = json.JSONDecoder(parse_float=Decimal)
+_DECIMAL_DECODER = json.JSONDecoder(parse_float=exact_number)
 
 
 def _exact_loads(text: str) -> Any:

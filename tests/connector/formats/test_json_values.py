@@ -533,3 +533,30 @@ def test_written_rows_read_back_equal() -> None:
     again = reader_for(ORDER)(dumps(to_value(row)).encode())
     assert pa.array([again], arrow_type).to_pylist() == [row]
     assert _parse_datatype_json_string(ORDER.json()) == ORDER
+
+
+TINY = "1e-99999999999999999999"  # an exponent no Decimal holds: Jackson's double is 0.0
+
+
+def test_a_number_beyond_decimals_fails_only_a_decimal_field_as_from_json() -> None:
+    """``from_json`` (Spark 4.3) nulls a DECIMAL field holding it, reads it as 0.0 in a DOUBLE.
+
+    A struct with a DECIMAL anywhere is parsed with exact numbers; the number must not fail
+    the record where nobody reads it as a decimal.
+    """
+    spark_type = StructType(
+        [
+            StructField("x", DecimalType(10, 2)),
+            StructField("f", DoubleType()),
+            StructField("s", StringType()),
+        ]
+    )
+    assert _read(spark_type, f'{{"f": {TINY}, "s": {TINY}, "q": {TINY}}}') == {
+        "x": None,
+        "f": 0.0,
+        "s": "0.0",
+    }
+    assert _read(spark_type, '{"f": 1e99999999999999999999}')["f"] == math.inf
+    failure = _failure(spark_type, f'{{"x": {TINY}, "s": "k"}}')
+    assert failure.reason == f"x: expected a number fitting DECIMAL(10, 2), got number {TINY}"
+    assert failure.partial == {"x": None, "f": None, "s": "k"}
