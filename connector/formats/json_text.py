@@ -73,8 +73,8 @@ class NumberBeyondDecimal(float):
     """A JSON number whose exponent no ``Decimal`` holds (``1e-99999999999999999999``).
 
     It is the double Jackson reads (0.0 or an infinity), so DOUBLE and STRING fields take it
-    as ``from_json`` does, but not a ``float``: a DECIMAL field refuses it, as ``from_json``
-    nulls that field. ``text`` is the number as written, for the reason.
+    as ``from_json`` does, but its type is not ``float``: a DECIMAL field refuses it, as
+    ``from_json`` nulls that field. ``text`` is the number as written, for the reason.
     """
 
     text: str

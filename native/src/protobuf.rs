@@ -29,7 +29,7 @@ use arrow_array::builder::{
 };
 use arrow_array::{Array, ArrayRef, StructArray};
 use arrow_buffer::NullBufferBuilder;
-use arrow_schema::{DataType, FieldRef, Fields, TimeUnit};
+use arrow_schema::{DataType, FieldRef, Fields};
 use prost_reflect::{
     Cardinality, DescriptorPool, DynamicMessage, FieldDescriptor, Kind, MapKey, MessageDescriptor,
     Value,
@@ -37,8 +37,8 @@ use prost_reflect::{
 
 use crate::framing::{self, Payloads};
 use crate::protobuf_shared::{
-    EnumNames, FieldLayout, MapLayout, duration_micros, field_layout, list_array, map_array,
-    seconds_and_nanos, timestamp_micros,
+    EnumNames, FieldLayout, LeafType, MapLayout, duration_micros, field_layout, list_array,
+    map_array, timestamp_micros,
 };
 use crate::protobuf_wire::WireMessage;
 
@@ -364,44 +364,26 @@ enum Column {
 impl Column {
     /// The column of one (non-repeated) value of `field`, as Arrow type `target`.
     fn of(field: &FieldDescriptor, target: &DataType) -> Result<Self, String> {
-        let mismatch = || format!("{} does not map to {target} here", field.full_name());
-        Ok(match (field.kind(), target) {
-            (Kind::Bool, DataType::Boolean) => Self::Bool(BooleanBuilder::new()),
-            (
-                Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 | Kind::Uint32 | Kind::Fixed32,
-                DataType::Int32,
-            ) => Self::Int32(Int32Builder::new()),
-            (
-                Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 | Kind::Uint64 | Kind::Fixed64,
-                DataType::Int64,
-            ) => Self::Int64(Int64Builder::new()),
-            (Kind::Float, DataType::Float32) => Self::Float32(Float32Builder::new()),
-            (Kind::Double, DataType::Float64) => Self::Float64(Float64Builder::new()),
-            (Kind::String, DataType::Utf8) => Self::Utf8(StringBuilder::new()),
-            (Kind::Bytes, DataType::Binary) => Self::Binary(BinaryBuilder::new()),
-            (Kind::Enum(e), DataType::Utf8) => {
-                Self::Enum(StringBuilder::new(), Box::new(EnumNames::of(&e)))
-            }
-            (Kind::Message(m), DataType::Timestamp(TimeUnit::Microsecond, Some(_)))
-                if seconds_and_nanos(&m, "Timestamp") =>
-            {
-                Self::Timestamp(
-                    TimestampMicrosecondBuilder::new().with_data_type(target.clone()),
-                    Box::new(SecondsNanos::of(&m)),
-                )
-            }
-            (Kind::Message(m), DataType::Duration(TimeUnit::Microsecond))
-                if seconds_and_nanos(&m, "Duration") =>
-            {
-                Self::Duration(
-                    DurationMicrosecondBuilder::new(),
-                    Box::new(SecondsNanos::of(&m)),
-                )
-            }
-            (Kind::Message(m), DataType::Struct(fields)) => {
+        Ok(match LeafType::of(field, target)? {
+            LeafType::Bool => Self::Bool(BooleanBuilder::new()),
+            LeafType::Int32 => Self::Int32(Int32Builder::new()),
+            LeafType::Int64 => Self::Int64(Int64Builder::new()),
+            LeafType::Float32 => Self::Float32(Float32Builder::new()),
+            LeafType::Float64 => Self::Float64(Float64Builder::new()),
+            LeafType::Utf8 => Self::Utf8(StringBuilder::new()),
+            LeafType::Binary => Self::Binary(BinaryBuilder::new()),
+            LeafType::Enum(e) => Self::Enum(StringBuilder::new(), Box::new(EnumNames::of(&e))),
+            LeafType::Timestamp(m) => Self::Timestamp(
+                TimestampMicrosecondBuilder::new().with_data_type(target.clone()),
+                Box::new(SecondsNanos::of(&m)),
+            ),
+            LeafType::Duration(m) => Self::Duration(
+                DurationMicrosecondBuilder::new(),
+                Box::new(SecondsNanos::of(&m)),
+            ),
+            LeafType::Message(m, fields) => {
                 Self::Message(Box::new(MessageColumn::new(&m, fields)?))
             }
-            _ => return Err(mismatch()),
         })
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, ListArray, MapArray, StructArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field, FieldRef};
+use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit};
 use prost_reflect::{EnumDescriptor, FieldDescriptor, Kind, MessageDescriptor, Syntax};
 
 /// Python's `datetime` range, in microseconds from the epoch (years 1 to 9999).
@@ -76,7 +76,7 @@ impl EnumNames {
 
 /// Whether `message` is shaped as the well-known `name` (spark-protobuf tells them by name
 /// and fields), with the well-known field types.
-pub(crate) fn seconds_and_nanos(message: &MessageDescriptor, name: &str) -> bool {
+fn seconds_and_nanos(message: &MessageDescriptor, name: &str) -> bool {
     let fields: Vec<_> = message.fields().collect();
     message.name() == name
         && fields.len() == 2
@@ -208,4 +208,64 @@ pub(crate) fn map_array(
 
 fn take_offsets(offsets: &mut Vec<i32>) -> OffsetBuffer<i32> {
     OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])))
+}
+
+/// What one (non-repeated) value of a field is read as: the pairings of a protobuf kind with
+/// the Arrow type Spark declared, which both readers build their columns from.
+pub(crate) enum LeafType<'a> {
+    Bool,
+    /// Any 32-bit integer kind, unsigned ones wrapping.
+    Int32,
+    /// Any 64-bit integer kind, unsigned ones wrapping.
+    Int64,
+    Float32,
+    Float64,
+    Utf8,
+    Binary,
+    /// An enum read as its value names.
+    Enum(EnumDescriptor),
+    /// A `google.protobuf.Timestamp`-shaped message, as microseconds.
+    Timestamp(MessageDescriptor),
+    /// A `google.protobuf.Duration`-shaped message, as microseconds.
+    Duration(MessageDescriptor),
+    Message(MessageDescriptor, &'a Fields),
+}
+
+impl<'a> LeafType<'a> {
+    /// Pair `field`'s kind with `target`; an error for any pairing Spark does not declare.
+    pub(crate) fn of(field: &FieldDescriptor, target: &'a DataType) -> Result<Self, String> {
+        Ok(match (field.kind(), target) {
+            (Kind::Bool, DataType::Boolean) => Self::Bool,
+            (
+                Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 | Kind::Uint32 | Kind::Fixed32,
+                DataType::Int32,
+            ) => Self::Int32,
+            (
+                Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 | Kind::Uint64 | Kind::Fixed64,
+                DataType::Int64,
+            ) => Self::Int64,
+            (Kind::Float, DataType::Float32) => Self::Float32,
+            (Kind::Double, DataType::Float64) => Self::Float64,
+            (Kind::String, DataType::Utf8) => Self::Utf8,
+            (Kind::Bytes, DataType::Binary) => Self::Binary,
+            (Kind::Enum(e), DataType::Utf8) => Self::Enum(e),
+            (Kind::Message(m), DataType::Timestamp(TimeUnit::Microsecond, Some(_)))
+                if seconds_and_nanos(&m, "Timestamp") =>
+            {
+                Self::Timestamp(m)
+            }
+            (Kind::Message(m), DataType::Duration(TimeUnit::Microsecond))
+                if seconds_and_nanos(&m, "Duration") =>
+            {
+                Self::Duration(m)
+            }
+            (Kind::Message(m), DataType::Struct(fields)) => Self::Message(m, fields),
+            _ => {
+                return Err(format!(
+                    "{} does not map to {target} here",
+                    field.full_name()
+                ));
+            }
+        })
+    }
 }

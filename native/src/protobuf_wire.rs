@@ -24,7 +24,7 @@ use prost_reflect::{FieldDescriptor, MessageDescriptor};
 
 use crate::protobuf_shared::{FieldLayout, MapLayout, field_layout, list_array, map_array};
 use crate::wire_format::{Raw, next_field};
-use crate::wire_leaf::Leaf;
+use crate::wire_leaf::{Leaf, SortKey};
 
 /// A repeated field: items go to the item column as they come; the row's count makes the
 /// offset when the record ends.
@@ -48,6 +48,8 @@ struct WireMap {
     entries: FieldRef,
     sorted: bool,
     pending: Vec<(Raw, Raw)>,
+    /// The pending entries' keys and indexes, sorted at the record's end (kept for reuse).
+    keyed: Vec<(SortKey, usize)>,
 }
 
 impl WireMap {
@@ -65,6 +67,7 @@ impl WireMap {
             entries: map.entries,
             sorted: map.sorted,
             pending: Vec::new(),
+            keyed: Vec::new(),
         })
     }
 
@@ -97,7 +100,8 @@ impl WireMap {
     }
 
     fn end_row(&mut self, buf: &[u8]) -> Result<(), String> {
-        let mut keyed = Vec::with_capacity(self.pending.len());
+        let mut keyed = std::mem::take(&mut self.keyed);
+        keyed.clear();
         for (index, (key, _)) in self.pending.iter().enumerate() {
             keyed.push((self.keys.sort_key(*key)?, index));
         }
@@ -115,6 +119,7 @@ impl WireMap {
             count += 1;
         }
         self.pending.clear();
+        self.keyed = keyed;
         push_offset(&mut self.offsets, count)?;
         self.nulls.append_non_null();
         Ok(())

@@ -9,10 +9,10 @@ use arrow_array::builder::{
     BinaryBuilder, BooleanBuilder, DurationMicrosecondBuilder, Float32Builder, Float64Builder,
     Int32Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
 };
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::DataType;
 use prost_reflect::{FieldDescriptor, Kind, Value};
 
-use crate::protobuf_shared::{EnumNames, duration_micros, seconds_and_nanos, timestamp_micros};
+use crate::protobuf_shared::{EnumNames, LeafType, duration_micros, timestamp_micros};
 use crate::protobuf_wire::WireMessage;
 use crate::wire_format::{FIXED32, FIXED64, LEN, Raw, VARINT, read_raw, seconds_nanos};
 
@@ -43,51 +43,28 @@ pub(crate) enum Leaf {
 }
 
 impl Leaf {
-    /// The column of one (non-repeated) value of `field` as Arrow type `target`: the
-    /// pairings of `protobuf.rs`'s `Column::of`.
+    /// The column of one (non-repeated) value of `field` as Arrow type `target`
+    /// (`LeafType`'s pairings, as `protobuf.rs`'s `Column::of`).
     pub(crate) fn of(field: &FieldDescriptor, target: &DataType) -> Result<Self, String> {
-        let coding = |kind: &Kind| match kind {
+        let coding = match field.kind() {
             Kind::Sint32 | Kind::Sint64 => Coding::Zigzag,
             Kind::Fixed32 | Kind::Sfixed32 | Kind::Fixed64 | Kind::Sfixed64 => Coding::Fixed,
             _ => Coding::Varint,
         };
-        let kind = field.kind();
-        Ok(match (&kind, target) {
-            (Kind::Bool, DataType::Boolean) => Self::Bool(BooleanBuilder::new()),
-            (
-                Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 | Kind::Uint32 | Kind::Fixed32,
-                DataType::Int32,
-            ) => Self::Int32(Int32Builder::new(), coding(&kind)),
-            (
-                Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 | Kind::Uint64 | Kind::Fixed64,
-                DataType::Int64,
-            ) => Self::Int64(Int64Builder::new(), coding(&kind)),
-            (Kind::Float, DataType::Float32) => Self::Float32(Float32Builder::new()),
-            (Kind::Double, DataType::Float64) => Self::Float64(Float64Builder::new()),
-            (Kind::String, DataType::Utf8) => Self::Utf8(StringBuilder::new()),
-            (Kind::Bytes, DataType::Binary) => Self::Binary(BinaryBuilder::new()),
-            (Kind::Enum(e), DataType::Utf8) => {
-                Self::Enum(StringBuilder::new(), Box::new(EnumNames::of(e)))
-            }
-            (Kind::Message(m), DataType::Timestamp(TimeUnit::Microsecond, Some(_)))
-                if seconds_and_nanos(m, "Timestamp") =>
-            {
+        Ok(match LeafType::of(field, target)? {
+            LeafType::Bool => Self::Bool(BooleanBuilder::new()),
+            LeafType::Int32 => Self::Int32(Int32Builder::new(), coding),
+            LeafType::Int64 => Self::Int64(Int64Builder::new(), coding),
+            LeafType::Float32 => Self::Float32(Float32Builder::new()),
+            LeafType::Float64 => Self::Float64(Float64Builder::new()),
+            LeafType::Utf8 => Self::Utf8(StringBuilder::new()),
+            LeafType::Binary => Self::Binary(BinaryBuilder::new()),
+            LeafType::Enum(e) => Self::Enum(StringBuilder::new(), Box::new(EnumNames::of(&e))),
+            LeafType::Timestamp(_) => {
                 Self::Timestamp(TimestampMicrosecondBuilder::new().with_data_type(target.clone()))
             }
-            (Kind::Message(m), DataType::Duration(TimeUnit::Microsecond))
-                if seconds_and_nanos(m, "Duration") =>
-            {
-                Self::Duration(DurationMicrosecondBuilder::new())
-            }
-            (Kind::Message(m), DataType::Struct(fields)) => {
-                Self::Message(Box::new(WireMessage::new(m, fields)?))
-            }
-            _ => {
-                return Err(format!(
-                    "{} does not map to {target} here",
-                    field.full_name()
-                ));
-            }
+            LeafType::Duration(_) => Self::Duration(DurationMicrosecondBuilder::new()),
+            LeafType::Message(m, fields) => Self::Message(Box::new(WireMessage::new(&m, fields)?)),
         })
     }
 
