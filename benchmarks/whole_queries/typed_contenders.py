@@ -64,9 +64,14 @@ OURS_SIDE = "ours"
 JVM = "jvm"
 NATIVE_ENV = "KAFKA_RESCALABLE_NATIVE"
 """Set to ``0``, our source decodes with its pure-Python fallback even where the core exists."""
-PROTOBUF_JAVA = ("com.google.protobuf:protobuf-java:4.29.3",)
-"""What spark-protobuf 4.x is built against (Spark's own build shades it into its jar; a jar
-built without shading needs it beside it)."""
+PROTOBUF_JAVA = (
+    "com.google.protobuf:protobuf-java:4.29.3",
+    "com.google.protobuf:protobuf-java-util:4.29.3",
+)
+"""What spark-protobuf 4.x is built against: protobuf-java, and protobuf-java-util, whose
+``JsonFormat`` its deserializer calls (Spark's own build shades both into its jar; a jar built
+without shading needs them beside it; their own dependencies, gson and guava, are in
+pyspark's jars)."""
 
 
 @dataclass(frozen=True)
