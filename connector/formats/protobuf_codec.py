@@ -33,7 +33,12 @@ from kafka_rescalable.formats.codec import (
 )
 from kafka_rescalable.formats.options import Framing, PayloadOptions, RegistrySettings
 from kafka_rescalable.formats.protobuf_types import load_message, message_type
-from kafka_rescalable.formats.protobuf_values import message_reader, message_writer
+from kafka_rescalable.formats.protobuf_values import (
+    TimeOutOfRange,
+    message_reader,
+    message_writer,
+    misfit_field,
+)
 from kafka_rescalable.formats.registry import registry_client, split_frame, split_message_indexes
 
 __all__ = ["CODEC"]
@@ -74,7 +79,13 @@ class _ProtobufCodec(FormatCodec):
                 missing = ", ".join(message.FindInitializationErrors())
                 msg = f"not a valid {name} message: required fields missing: {missing}"
                 raise PayloadDecodeError(msg, schema_id)
-            return read(message)
+            misfit = misfit_field(message)
+            if misfit is not None:
+                raise PayloadDecodeError(f"not a valid {name} message: {misfit}", schema_id)
+            try:
+                return read(message)
+            except TimeOutOfRange as error:
+                raise PayloadDecodeError(str(error), schema_id) from error
 
         if payload.framing is Framing.NONE:
             return decode_body

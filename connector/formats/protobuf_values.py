@@ -11,11 +11,17 @@ keep proto3's zeros, since a count of 0 is a count, not a missing value.)
 
 Conversions where protobuf's value does not fit as it is: unsigned integers wrap into Spark's
 signed types as in spark-protobuf, an enum's number becomes its name, ``Timestamp`` a UTC
-datetime and ``Duration`` a timedelta (both to the microsecond, cut toward zero).
+datetime and ``Duration`` a timedelta. Both are counted in microseconds as spark-protobuf counts
+them, ``seconds * 1,000,000`` plus the nanos cut toward zero, so that even a message protobuf
+calls invalid (negative nanos, years past 9999) reads as it does in ``from_protobuf``; a
+``Timestamp`` outside Python's datetime range stays an int of microseconds, which Arrow takes
+for a timestamp. Past what Spark's 64-bit microseconds hold, the record fails, naming the
+field (:class:`TimeOutOfRange`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -36,7 +42,7 @@ from pyspark.sql.types import (
 
 from kafka_rescalable.formats.protobuf_types import is_duration, is_map, is_timestamp
 
-__all__ = ["message_reader", "message_writer"]
+__all__ = ["TimeOutOfRange", "message_reader", "message_writer", "misfit_field"]
 
 Message = Any
 """A ``google.protobuf.message.Message`` (protobuf is imported lazily, as an extra)."""
@@ -45,6 +51,12 @@ Convert = Callable[[Any], Any]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICROSECOND = timedelta(microseconds=1)
+_SPARK_MICROS = range(-(2**63), 2**63)
+"""What Spark's TIMESTAMP and INTERVAL DAY TO SECOND hold: 64-bit microseconds."""
+_DATETIME_MICROS = range(
+    (datetime.min.replace(tzinfo=timezone.utc) - _EPOCH) // _MICROSECOND,
+    (datetime.max.replace(tzinfo=timezone.utc) - _EPOCH) // _MICROSECOND + 1,
+)
 # FieldDescriptor.TYPE_* numbers, fixed by descriptor.proto
 _TYPE_UINT32, _TYPE_FIXED32, _TYPE_UINT64, _TYPE_FIXED64 = 13, 7, 4, 6
 _UNSIGNED_32 = (_TYPE_UINT32, _TYPE_FIXED32)
@@ -130,9 +142,9 @@ def _value_reader(field: Any, data_type: DataType) -> Convert | None:
     message = field.message_type
     if message is not None:
         if isinstance(data_type, TimestampType) and is_timestamp(message):
-            return _timestamp
+            return lambda value: _timestamp(value, field)
         if isinstance(data_type, DayTimeIntervalType) and is_duration(message):
-            return _duration
+            return lambda value: _duration(value, field)
         if isinstance(data_type, StructType):
             return message_reader(message, data_type)
         raise _mismatch(field, data_type)
@@ -163,14 +175,92 @@ def _signed_64(value: int) -> int:
     return value - 0x1_0000_0000_0000_0000 if value > 0x7FFF_FFFF_FFFF_FFFF else value
 
 
-def _timestamp(message: Message) -> datetime:
-    return _EPOCH + timedelta(seconds=message.seconds, microseconds=message.nanos // 1000)
+class TimeOutOfRange(ValueError):
+    """A ``Timestamp`` or ``Duration`` past Spark's 64-bit microseconds (some 292,000 years)."""
 
 
-def _duration(message: Message) -> timedelta:
-    nanos = message.nanos  # its sign is the seconds' sign: cut toward zero, as Java does
-    micros = nanos // 1000 if nanos >= 0 else -(-nanos // 1000)
-    return timedelta(seconds=message.seconds, microseconds=micros)
+def _micros(message: Message, field: Any) -> int:
+    """Return ``message``'s seconds and nanos in microseconds, the nanos cut toward zero.
+
+    As spark-protobuf counts (Java's integer division cuts toward zero), not as a floor: a
+    ``Timestamp`` of 0 s and -1 ns, which protobuf calls invalid but parses, is the epoch.
+    """
+    nanos = message.nanos
+    micros = message.seconds * 1_000_000 + (nanos // 1000 if nanos >= 0 else -(-nanos // 1000))
+    if micros not in _SPARK_MICROS:
+        kind = message.DESCRIPTOR.name
+        msg = (
+            f"field {field.full_name}: a {kind} of {message.seconds} s is beyond the 64-bit "
+            "microseconds Spark holds (some 292,000 years either side of 1970)"
+        )
+        raise TimeOutOfRange(msg)
+    return micros
+
+
+def _timestamp(message: Message, field: Any) -> datetime | int:
+    micros = _micros(message, field)
+    if micros in _DATETIME_MICROS:
+        return _EPOCH + timedelta(microseconds=micros)
+    return micros  # past year 9999 or before year 1: Arrow takes microseconds as they are
+
+
+def _duration(message: Message, field: Any) -> timedelta | int:
+    micros = _micros(message, field)
+    if micros < _SPARK_MICROS.start + 1_000_000:
+        return micros  # pyarrow overflows converting a timedelta this close to the least value
+    return timedelta(microseconds=micros)
+
+
+_WIRE_TYPES = (
+    "a varint",
+    "a 64-bit value",
+    "a length-delimited value",
+    "a group",
+    "a group end",
+    "a 32-bit value",
+)
+"""How each wire type (0-5) is named in a record's failure reason."""
+
+
+def misfit_field(message: Message) -> str | None:
+    """Say which field of ``message`` itself its parser set aside as unknown, if one was.
+
+    protobuf's parser keeps a known field that came with a wire type its type is not written
+    with (or a closed enum's unknown number) among the unknown fields and reads the field as
+    unset. spark-protobuf refuses such a record (a type mismatch: the writer's schema was
+    another), for the fields of the message it reads, not those of messages within it (it
+    checks the top level only); the Python path does the same, so the two agree. Records
+    with no unknown field, nearly all, cost one empty look.
+    """
+    unknown = _unknown_fields()(message)
+    if not unknown:
+        return None
+    fields = message.DESCRIPTOR.fields_by_number
+    for item in unknown:
+        field = fields.get(item.field_number)
+        if field is None:
+            continue
+        if field.enum_type is not None and item.wire_type == 0:
+            return (
+                f"field {field.full_name}: {item.data} is not a number of the closed enum "
+                f"{field.enum_type.full_name}"
+            )
+        wire = _WIRE_TYPES[item.wire_type] if item.wire_type < len(_WIRE_TYPES) else "?"
+        return (
+            f"field {field.full_name} (number {field.number}) came as {wire}, which is not how "
+            "its type is written: the record was written with another schema"
+        )
+    return None
+
+
+@functools.cache
+def _unknown_fields() -> Callable[[Message], Any]:
+    """Return how to list a message's unknown fields (protobuf 4.22 changed the API)."""
+    try:
+        from google.protobuf.unknown_fields import UnknownFieldSet
+    except ImportError:  # pragma: no cover - protobuf before 4.22
+        return lambda message: message.UnknownFields()
+    return UnknownFieldSet
 
 
 def message_writer(descriptor: Any, struct: StructType) -> Callable[[Message, Any], None]:

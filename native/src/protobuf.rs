@@ -4,8 +4,9 @@
 //! The values are the Python path's (`protobuf_values.py`): a field that is not set is null
 //! where protobuf tracks presence, else its default; unsigned integers wrap into the signed
 //! types; an enum's number becomes its name (`UNKNOWN_ENUM_VALUE_<Enum>_<n>` for a number the
-//! enum lacks); `Timestamp` and `Duration` become microseconds (the former floored, the latter
-//! cut toward zero); map entries come in key order (the Python path's is a hash order).
+//! enum lacks); `Timestamp` and `Duration` become microseconds as spark-protobuf counts them
+//! (the nanos cut toward zero); map entries come in key order (the Python path's is a hash
+//! order).
 //!
 //! The plan is built by walking the target Arrow type next to the message's descriptors, and
 //! refuses (an error: the caller decodes on its slow path) anything the parity tests do not
@@ -13,8 +14,8 @@
 //! the ones Spark declares. Editions files do not load in prost-reflect 0.16 at all.
 //!
 //! Records are decoded one by one, but with no Python object per record. A record the plan
-//! cannot hold as the Python path would (an unknown number of a closed enum, a timestamp out
-//! of Python's datetime range, ...) fails the batch, never a silent difference.
+//! cannot hold as the Python path would (an unknown number of a closed enum, a time past
+//! 64-bit microseconds, ...) fails the batch, never a silent difference.
 //!
 //! Each batch is first given to `protobuf_wire`, which reads the wire format straight into
 //! the builders (three times faster on the benchmark's order); the dynamic messages here
@@ -37,8 +38,7 @@ use prost_reflect::{
 
 use crate::framing::{self, Payloads};
 use crate::protobuf_shared::{
-    EnumNames, FieldLayout, LeafType, MapLayout, duration_micros, field_layout, list_array,
-    map_array, timestamp_micros,
+    EnumNames, FieldLayout, LeafType, MapLayout, field_layout, list_array, map_array, time_micros,
 };
 use crate::protobuf_wire::WireMessage;
 
@@ -407,11 +407,11 @@ impl Column {
             },
             (Self::Timestamp(b, fields), Value::Message(m)) => {
                 let (seconds, nanos) = fields.read(m)?;
-                b.append_value(timestamp_micros(seconds, nanos)?);
+                b.append_value(time_micros(seconds, nanos)?);
             }
             (Self::Duration(b, fields), Value::Message(m)) => {
                 let (seconds, nanos) = fields.read(m)?;
-                b.append_value(duration_micros(seconds, nanos)?);
+                b.append_value(time_micros(seconds, nanos)?);
             }
             (Self::Message(c), Value::Message(m)) => c.append(m)?,
             (Self::List(c), Value::List(values)) => {

@@ -9,31 +9,15 @@ use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit};
 use prost_reflect::{EnumDescriptor, FieldDescriptor, Kind, MessageDescriptor, Syntax};
 
-/// Python's `datetime` range, in microseconds from the epoch (years 1 to 9999).
-pub(crate) const MIN_TIMESTAMP_MICROS: i128 = -62_135_596_800_000_000;
-pub(crate) const MAX_TIMESTAMP_MICROS: i128 = 253_402_300_799_999_999;
-/// The range `google.protobuf.Duration` allows (10,000 years), in seconds: beyond it the
-/// Python path's conversion is not proven to agree.
-pub(crate) const MAX_DURATION_SECONDS: i64 = 315_576_000_000;
-
-/// A `Timestamp` in microseconds, floored as the Python path's `datetime`; an error beyond
-/// the years `datetime` holds.
-pub(crate) fn timestamp_micros(seconds: i64, nanos: i32) -> Result<i64, String> {
-    let micros = i128::from(seconds) * 1_000_000 + i128::from(nanos.div_euclid(1000));
-    if !(MIN_TIMESTAMP_MICROS..=MAX_TIMESTAMP_MICROS).contains(&micros) {
-        return Err(format!(
-            "timestamp {seconds}s out of Python's datetime range"
-        ));
-    }
-    Ok(micros as i64)
-}
-
-/// A `Duration` in microseconds, cut toward zero; an error beyond the range it allows.
-pub(crate) fn duration_micros(seconds: i64, nanos: i32) -> Result<i64, String> {
-    if seconds.unsigned_abs() > MAX_DURATION_SECONDS.unsigned_abs() {
-        return Err(format!("duration {seconds}s beyond 10,000 years"));
-    }
-    Ok(seconds * 1_000_000 + i64::from(nanos / 1000))
+/// A `Timestamp` or `Duration` in microseconds as spark-protobuf counts them: the seconds'
+/// microseconds plus the nanos cut toward zero (Java's integer division), even where protobuf
+/// calls the message invalid (negative nanos, years past 9999). An error past the 64-bit
+/// microseconds Spark holds: the batch goes to the Python path, whose reason names the field.
+pub(crate) fn time_micros(seconds: i64, nanos: i32) -> Result<i64, String> {
+    seconds
+        .checked_mul(1_000_000)
+        .and_then(|micros| micros.checked_add(i64::from(nanos / 1000)))
+        .ok_or_else(|| format!("{seconds} s is beyond 64-bit microseconds"))
 }
 
 /// The enum's names by number; where numbers repeat (aliases) the last name wins, as in the

@@ -12,7 +12,7 @@ use arrow_array::builder::{
 use arrow_schema::DataType;
 use prost_reflect::{FieldDescriptor, Kind, Value};
 
-use crate::protobuf_shared::{EnumNames, LeafType, duration_micros, timestamp_micros};
+use crate::protobuf_shared::{EnumNames, LeafType, time_micros};
 use crate::protobuf_wire::WireMessage;
 use crate::wire_format::{FIXED32, FIXED64, LEN, Raw, VARINT, read_raw, seconds_nanos};
 
@@ -120,11 +120,11 @@ impl Leaf {
             }
             (Self::Timestamp(b), Raw::Len(start, end)) => {
                 let (seconds, nanos) = seconds_nanos(&buf[start..end])?;
-                b.append_value(timestamp_micros(seconds, nanos)?);
+                b.append_value(time_micros(seconds, nanos)?);
             }
             (Self::Duration(b), Raw::Len(start, end)) => {
                 let (seconds, nanos) = seconds_nanos(&buf[start..end])?;
-                b.append_value(duration_micros(seconds, nanos)?);
+                b.append_value(time_micros(seconds, nanos)?);
             }
             (Self::Message(m), Raw::Len(start, end)) => m.decode(&buf[start..end])?,
             (leaf, raw) => {

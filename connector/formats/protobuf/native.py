@@ -23,10 +23,12 @@ rest when the decoder is built, and the column is then read record by record in 
 
 A batch goes to the Python path, which names the failing record and says why in our words,
 whenever the core fails on it: a payload that does not parse (prost-reflect is stricter than
-protobuf's parser about wrong wire types and invalid UTF-8), another message's indexes in the
-registry framing, an unknown number of a closed (proto2) enum, a ``Timestamp`` outside
-Python's datetime range or a ``Duration`` beyond 10,000 years. ``KAFKA_RESCALABLE_NATIVE=0``
-forces the Python path, as for Avro.
+protobuf's parser about invalid UTF-8), a field with another wire type than its type's or an
+unknown number of a closed (proto2) enum (the Python path fails the record where
+spark-protobuf does, at the message's top level, and reads the field as unset below it),
+another message's indexes in the registry framing, a ``Timestamp`` or ``Duration`` past
+Spark's 64-bit microseconds. ``KAFKA_RESCALABLE_NATIVE=0`` forces the Python path, as for
+Avro.
 """
 
 from __future__ import annotations

@@ -189,6 +189,36 @@ def test_malformed_plain_payloads_fail_to_decode(
 @pytest.mark.parametrize(
     ("payload", "reason"),
     [
+        (b"\x30\x50", "field shop.Order.placed_at \\(number 6\\) came as a varint"),
+        (b"\x08\x01\x11" + bytes(8), "field shop.Order.customer \\(number 2\\) came as a 64-bit"),
+        (b"\x0d" + bytes(4), "field shop.Order.id \\(number 1\\) came as a 32-bit value"),
+    ],
+    ids=["message-as-varint", "string-as-fixed64", "int64-as-fixed32"],
+)
+def test_a_field_of_the_message_with_another_wire_type_fails_the_record(
+    shop_set: Path, payload: bytes, reason: str
+) -> None:
+    # protobuf's parser sets such a field aside as unknown; spark-protobuf refuses the record
+    # (the writer's schema was another), and so does the Python path, naming the field.
+    _, decode = _decoder(shop_set)
+    with pytest.raises(PayloadDecodeError, match=f"not a valid shop.Order message: {reason}"):
+        decode(payload)
+
+
+def test_a_misfit_inside_a_nested_message_is_skipped_as_spark_protobuf_skips_it(
+    shop_set: Path,
+) -> None:
+    # spark-protobuf checks the top level only: a nested field with another wire type reads as
+    # unset, as protobuf's parser leaves it.
+    _, decode = _decoder(shop_set)
+    line = b"\x08\x05\x10\x02"  # sku (a string) as the varint 5, then qty 2
+    row = decode(b"\x08\x07\x1a" + bytes([len(line)]) + line)
+    assert (row["id"], row["lines"]) == (7, [{"sku": "", "qty": 2}])
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
         (b"\x01\x00\x00\x00\x07\x00", "unknown magic byte"),
         (b"\x00\x00\x00", "shorter than the registry framing"),
         (frame(7, b"\x08\x96"), "truncated Protobuf message indexes"),  # plain, read as framed

@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from protobuf_samples import descriptor_set, file_proto, message_classes
 from protobuf_samples import shop_set as make_shop_set
@@ -32,7 +32,9 @@ from tests.connector.formats.test_protobuf_native import (
     Item,
     Order,
     _payloads,
-    _sorted_maps,
+    in_key_order,
+    plain_values,
+    same_values,
 )
 
 native = pytest.importorskip("kafka_rescalable_native")
@@ -110,7 +112,7 @@ class Paths:
             plain = pa.array(values, self.arrow_type)
         except Exception:  # noqa: BLE001 - any refusal: the wire reader must decline too
             return None
-        return pa.array(_sorted_maps(plain.to_pylist()), self.arrow_type)
+        return in_key_order(plain)
 
     def whole(self, payloads: list[bytes | None]) -> pa.Array | None:
         """Return the whole core's array (wire reader, else dynamic messages), or ``None``."""
@@ -128,7 +130,7 @@ def _assert_alike(paths: Paths, payloads: list[bytes | None]) -> bool:
         return False
     if got is None:
         return False
-    assert got.equals(expected), (got.to_pylist(), expected.to_pylist())
+    assert same_values(got, expected), (plain_values(got), plain_values(expected))
     return True
 
 
@@ -154,6 +156,7 @@ def test_serialized_proto2_items_are_read_as_the_python_path_reads_them(
 
 @settings(max_examples=400)
 @given(st.binary(max_size=32))
+@example(b"u\x00\x00\x81\x7f")  # weight: a float NaN with a payload; Arrow's equals fails NaNs
 def test_random_bytes_are_read_alike_or_declined(files: dict[str, Path], payload: bytes) -> None:
     _assert_alike(Paths(files["shop"], "shop.Order"), [payload])
 
