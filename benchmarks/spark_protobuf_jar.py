@@ -110,6 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SparkSourcesError as error:
         print(error, file=sys.stderr)
         return 2
+    except subprocess.CalledProcessError as error:
+        print(f"the Scala compiler failed (exit {error.returncode}): see above", file=sys.stderr)
+        return 1
     print(f"built {jar}: pass it as --spark-protobuf-jar")
     return 0
 

@@ -10,9 +10,9 @@ A message becomes a struct of its fields, by their ``.proto`` names and in decla
 - A nested message is a ``STRUCT``, ``repeated`` an ``ARRAY``, a map field a ``MAP``; a
   ``oneof``'s members are fields of their own, null unless set.
 - ``google.protobuf.Timestamp`` is ``TIMESTAMP`` and ``google.protobuf.Duration`` is
-  ``INTERVAL DAY TO SECOND`` (microseconds; finer nanoseconds are cut). Other well-known types
-  (the wrappers such as ``Int32Value``, ``Any``) are messages like any other: ``STRUCT<value:
-  INT>``, ``STRUCT<type_url: STRING, value: BINARY>``.
+  ``INTERVAL DAY TO SECOND`` (microseconds; finer nanoseconds are cut toward zero). Other
+  well-known types (the wrappers such as ``Int32Value``, ``Any``) are messages like any other:
+  ``STRUCT<value: INT>``, ``STRUCT<type_url: STRING, value: BINARY>``.
 - A field whose message has no fields is left out; a recursive message is refused, since a
   Spark type is finite (spark-protobuf refuses it too unless told how deep to unroll).
 

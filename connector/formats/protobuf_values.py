@@ -118,7 +118,7 @@ def _field_reader(field: Any, data_type: DataType) -> Convert | None:
             raise _mismatch(field, data_type)
         key_field, value_field = field.message_type.fields
         key = _value_reader(key_field, data_type.keyType)
-        value = _value_reader(value_field, data_type.valueType)
+        value = _value_reader(value_field, data_type.valueType, named=field)
         if key is None and value is None:
             return dict
         key = key or _same
@@ -138,13 +138,19 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _value_reader(field: Any, data_type: DataType) -> Convert | None:
+def _value_reader(field: Any, data_type: DataType, named: Any = None) -> Convert | None:
+    """Plan one value's conversion.
+
+    ``named`` is the field a failure names, by default ``field``: a map's values are the
+    fields of its entries, which the user never wrote.
+    """
     message = field.message_type
     if message is not None:
+        owner = named or field
         if isinstance(data_type, TimestampType) and is_timestamp(message):
-            return lambda value: _timestamp(value, field)
+            return lambda value: _timestamp(value, owner)
         if isinstance(data_type, DayTimeIntervalType) and is_duration(message):
-            return lambda value: _duration(value, field)
+            return lambda value: _duration(value, owner)
         if isinstance(data_type, StructType):
             return message_reader(message, data_type)
         raise _mismatch(field, data_type)
@@ -241,10 +247,18 @@ def misfit_field(message: Message) -> str | None:
         if field is None:
             continue
         if field.enum_type is not None and item.wire_type == 0:
+            number = item.data - 2**64 if item.data >= 2**63 else item.data  # sign-extended
             return (
-                f"field {field.full_name}: {item.data} is not a number of the closed enum "
+                f"field {field.full_name}: {number} is not a number of the closed enum "
                 f"{field.enum_type.full_name}"
             )
+        if is_map(field) and item.wire_type == 2:  # the entry is well formed, not its value
+            value = field.message_type.fields_by_name["value"]
+            if value.enum_type is not None:
+                return (
+                    f"field {field.full_name}: an entry's value is not a number of the closed "
+                    f"enum {value.enum_type.full_name}"
+                )
         wire = _WIRE_TYPES[item.wire_type] if item.wire_type < len(_WIRE_TYPES) else "?"
         return (
             f"field {field.full_name} (number {field.number}) came as {wire}, which is not how "

@@ -121,6 +121,32 @@ def _bulk(encoding: ColumnEncoding | None, encode: Encoder | None) -> ColumnEnco
     return None if encoding is None or encode is None else encoding.column_encoder(encode)
 
 
+def _python_values(column: Any, name: str, first_row: int) -> list[Any]:
+    """``column.to_pylist()``, or a :class:`SinkInputError` naming the row it cannot convert.
+
+    Arrow holds values Python cannot, a time past year 9999 for one (a Protobuf source reads
+    them as spark-protobuf does); encoding row by row needs Python values.
+    """
+    try:
+        return column.to_pylist()
+    except (OverflowError, ValueError) as error:
+        row = next(i for i in range(len(column)) if not _converts(column, i))
+        msg = (
+            f"row {first_row + row} of this task: column '{name}' holds a value Python cannot "
+            f"hold to encode it ({type(error).__name__}: {error}); cast or filter it before "
+            "writing"
+        )
+        raise SinkInputError(msg, name) from error
+
+
+def _converts(column: Any, row: int) -> bool:
+    try:
+        column[row].as_py()
+    except (OverflowError, ValueError):
+        return False
+    return True
+
+
 def encoded_column(
     batch: Any,
     name: str,
@@ -141,7 +167,7 @@ def encoded_column(
         encoded = bulk(column)
         if encoded is not None:
             return encoded
-    values = column.to_pylist()
+    values = _python_values(column, name, first_row)
     encoded: list[Any] = []
     append = encoded.append
     try:

@@ -159,9 +159,29 @@ struct WireChild {
     slot: Option<Raw>,
 }
 
+/// In `WireMessage::by_number`: a field of the message that Spark did not ask for.
+const UNREAD: u16 = u16::MAX;
+
+/// Accept a field Spark did not ask for only as protobuf's parser would read it, a well-formed
+/// message body: arriving otherwise, protobuf sets it aside as an unknown field, which the
+/// Python path refuses at a message's top level, as spark-protobuf does (and the body of a
+/// message that does not parse fails the record there).
+fn check_unread(raw: Raw, buf: &[u8]) -> Result<(), String> {
+    let Raw::Len(start, end) = raw else {
+        return Err(format!("wire type {} for a field not read", raw.wire()));
+    };
+    let body = &buf[start..end];
+    let mut pos = 0;
+    while pos < body.len() {
+        next_field(body, &mut pos)?;
+    }
+    Ok(())
+}
+
 /// A struct column read from a message's wire format.
 pub struct WireMessage {
-    /// Child index + 1 by field number (0: not read), for numbers below `by_number.len()`.
+    /// Child index + 1 by field number (0: unknown; `UNREAD`: a field Spark did not ask for),
+    /// for numbers below `by_number.len()`.
     by_number: Vec<u16>,
     children: Vec<WireChild>,
     /// Which child set each oneof in the current record.
@@ -221,13 +241,22 @@ impl WireMessage {
                 slot: None,
             });
         }
-        let highest = numbers.iter().copied().max().unwrap_or(0);
+        // The message's fields Spark did not ask for (a message with no fields is left out).
+        let unread: Vec<u32> = message
+            .fields()
+            .map(|f| f.number())
+            .filter(|n| !numbers.contains(n))
+            .collect();
+        let highest = numbers.iter().chain(&unread).copied().max().unwrap_or(0);
         if highest > 4096 {
             return Err("field numbers above 4096 are read by prost".into());
         }
         let mut by_number = vec![0_u16; highest as usize + 1];
         for (index, number) in numbers.iter().enumerate() {
             by_number[*number as usize] = u16::try_from(index + 1).map_err(|e| e.to_string())?;
+        }
+        for number in unread {
+            by_number[number as usize] = UNREAD;
         }
         Ok(Self {
             by_number,
@@ -245,8 +274,12 @@ impl WireMessage {
         while pos < buf.len() {
             let (number, raw) = next_field(buf, &mut pos)?;
             let index = match self.by_number.get(number as usize) {
+                Some(&UNREAD) => {
+                    check_unread(raw, buf)?;
+                    continue;
+                }
                 Some(&slot) if slot > 0 => usize::from(slot - 1),
-                _ => continue, // an unknown field (or one Spark did not ask for)
+                _ => continue, // an unknown field
             };
             self.take(index, raw, buf)?;
         }

@@ -17,9 +17,16 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from protobuf_samples import LEGACY, descriptor_set, file_proto, message_classes, shop_classes
+from protobuf_samples import (
+    LEGACY,
+    WELL_KNOWN,
+    descriptor_set,
+    file_proto,
+    message_classes,
+    shop_classes,
+)
 from protobuf_samples import shop_set as make_shop_set
 from pyspark.sql.pandas.types import to_arrow_type
 
@@ -260,6 +267,7 @@ def test_random_proto2_items_decode_alike(files: dict[str, Path], items: list[An
 
 @settings(max_examples=300)
 @given(st.binary(max_size=24))
+@example(b"\x98\x01\x05")  # a field Spark leaves out (an empty message), as a varint
 def test_random_bytes_decode_alike_or_decline(files: dict[str, Path], payload: bytes) -> None:
     column, python = _paths(files["shop"], "shop.Order")
     _assert_parity(column, python, [payload])
@@ -288,9 +296,24 @@ def test_a_plain_order_is_decoded_natively(files: dict[str, Path]) -> None:
         (b"\x22\x05\x0a\x01k\x10\x01\x22\x05\x0a\x01k\x10\x02", True),  # map: last key wins
         (b"\xa8\x01\x02\xaa\x01\x02\x01\x09", True),  # repeated enum: unpacked and packed
         (b"\x32\x02\x10\x05\x32\x02\x08\x03", True),  # a message given twice is merged
-        (b"\x0a\x00", False),  # a known field's wrong wire type: Python skips it, prost fails
+        (b"\x0a\x00", False),  # a known field's wrong wire type: both decline, Python fails it
+        (b"\x98\x01\x05", False),  # the same for a field Spark leaves out (an empty message)
+        (b"\x9a\x01\x01\xff", False),  # that field's body does not parse: Python fails it
+        (b"\x9a\x01\x02\x08\x01", True),  # its body holds a field Empty does not know
+        (b"\x1a\x02\x0a\x00", True),  # a wrong wire type inside a nested message: unset
     ],
-    ids=["oneof-last", "oneof-first", "map-key-twice", "packed", "merged", "wrong-wire-type"],
+    ids=[
+        "oneof-last",
+        "oneof-first",
+        "map-key-twice",
+        "packed",
+        "merged",
+        "wrong-wire-type",
+        "unread-wrong-wire-type",
+        "unread-malformed",
+        "unread-unknown-inside",
+        "nested-wrong-wire-type",
+    ],
 )
 def test_wire_format_corners_decode_alike(
     files: dict[str, Path], payload: bytes, natively: bool
@@ -422,6 +445,54 @@ def test_a_closed_enums_unknown_number_fails_the_record_as_in_spark_protobuf(
     column, python = _paths(files["old"], "old.Item")
     assert column(pa.array([payload], pa.binary())) is None
     with pytest.raises(PayloadDecodeError, match="7 is not a number of the closed enum old"):
+        python([payload])
+
+
+# syntax = "proto2"; package cm; import "google/protobuf/timestamp.proto";
+# enum Kind { Z = 0; A = 1; }  // a map's enum values must start at 0
+# message M { map<int32, Kind> kinds = 1; optional Kind k = 2;
+#             map<string, google.protobuf.Timestamp> at = 3; }
+CLOSED_MAP = """
+name: "cm.proto" package: "cm" syntax: "proto2" dependency: "google/protobuf/timestamp.proto"
+message_type {
+  name: "M"
+  field { name: "kinds" number: 1 label: LABEL_REPEATED type: TYPE_MESSAGE
+          type_name: ".cm.M.KindsEntry" }
+  field { name: "k" number: 2 label: LABEL_OPTIONAL type: TYPE_ENUM type_name: ".cm.Kind" }
+  field { name: "at" number: 3 label: LABEL_REPEATED type: TYPE_MESSAGE
+          type_name: ".cm.M.AtEntry" }
+  nested_type {
+    name: "KindsEntry" options { map_entry: true }
+    field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_INT32 }
+    field { name: "value" number: 2 label: LABEL_OPTIONAL type: TYPE_ENUM type_name: ".cm.Kind" }
+  }
+  nested_type {
+    name: "AtEntry" options { map_entry: true }
+    field { name: "key" number: 1 label: LABEL_OPTIONAL type: TYPE_STRING }
+    field { name: "value" number: 2 label: LABEL_OPTIONAL type: TYPE_MESSAGE
+            type_name: ".google.protobuf.Timestamp" }
+  }
+}
+enum_type { name: "Kind" value { name: "Z" number: 0 } value { name: "A" number: 1 } }
+"""
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        (b"\x0a\x04\x08\x01\x10\x07", "field cm.M.kinds: an entry's value is not a number"),
+        (b"\x10" + b"\xff" * 9 + b"\x01", "field cm.M.k: -1 is not a number of the closed enum"),
+        # a map entry's Timestamp past 64-bit microseconds: the map is named, not its entry
+        (b"\x1a\x0f\x0a\x01t\x12\x0a\x08" + b"\xff" * 8 + b"\x7f", "field cm.M.at: a Timestamp"),
+    ],
+    ids=["map-value", "negative-number", "map-time"],
+)
+def test_reasons_name_the_field_the_user_wrote(tmp_path: Path, payload: bytes, reason: str) -> None:
+    path = tmp_path / "cm.desc"
+    path.write_bytes(descriptor_set(file_proto(CLOSED_MAP), *WELL_KNOWN))
+    column, python = _paths(path, "cm.M")
+    assert column(pa.array([payload], pa.binary())) is None
+    with pytest.raises(PayloadDecodeError, match=reason):
         python([payload])
 
 

@@ -12,6 +12,7 @@ from pyspark.sql.types import (
     StringType,
     StructField,
     StructType,
+    TimestampType,
 )
 
 from kafka_rescalable.errors import InvalidOptionError, SinkInputError
@@ -151,6 +152,24 @@ def test_a_value_that_does_not_encode_names_its_row_and_column() -> None:
         "encode as 'valueFormat' 'avro': AttributeError",
     ) as refused:
         list(kafka_records(batch, columns, first_row=4, encoders=RowEncoders(value=encode)))
+    assert refused.value.column == "value"
+
+
+def test_a_value_python_cannot_hold_names_its_row_and_column() -> None:
+    # A Protobuf source reads a Timestamp past year 9999 as spark-protobuf does; Arrow holds
+    # it, Python's datetime cannot, and the row-by-row encoders take Python values.
+    when = pa.struct([("at", pa.timestamp("us", tz="UTC"))])
+    columns = SinkColumns.from_schema(
+        schema(value=StructType([StructField("at", TimestampType())])), "t", typed(value="avro")
+    )
+    batch = pa.RecordBatch.from_pylist(
+        [{"value": {"at": 0}}, {"value": {"at": 253_402_300_800_000_000}}],
+        schema=pa.schema([("value", when)]),
+    )
+    with pytest.raises(
+        SinkInputError, match="row 3 of this task: column 'value' holds a value Python cannot"
+    ) as refused:
+        list(kafka_records(batch, columns, first_row=2, encoders=RowEncoders(value=bytes)))
     assert refused.value.column == "value"
 
 
