@@ -40,6 +40,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from kafka_rescalable.errors import PayloadDecodeError
 from kafka_rescalable.formats.protobuf_types import is_duration, is_map, is_timestamp
 
 __all__ = ["TimeOutOfRange", "message_reader", "message_writer", "misfit_field"]
@@ -181,8 +182,11 @@ def _signed_64(value: int) -> int:
     return value - 0x1_0000_0000_0000_0000 if value > 0x7FFF_FFFF_FFFF_FFFF else value
 
 
-class TimeOutOfRange(ValueError):
-    """A ``Timestamp`` or ``Duration`` past Spark's 64-bit microseconds (some 292,000 years)."""
+class TimeOutOfRange(PayloadDecodeError):
+    """A ``Timestamp`` or ``Duration`` past Spark's 64-bit microseconds (some 292,000 years).
+
+    Raised without the record's schema id, which the codec adds (``protobuf_codec``).
+    """
 
 
 def _micros(message: Message, field: Any) -> int:
