@@ -33,12 +33,7 @@ from kafka_rescalable.formats.codec import (
 )
 from kafka_rescalable.formats.options import Framing, PayloadOptions, RegistrySettings
 from kafka_rescalable.formats.protobuf_types import load_message, message_type
-from kafka_rescalable.formats.protobuf_values import (
-    TimeOutOfRange,
-    message_reader,
-    message_writer,
-    misfit_field,
-)
+from kafka_rescalable.formats.protobuf_values import message_writer, record_reader
 from kafka_rescalable.formats.registry import registry_client, split_frame, split_message_indexes
 
 __all__ = ["CODEC"]
@@ -65,7 +60,7 @@ class _ProtobufCodec(FormatCodec):
         assert isinstance(reader.definition, bytes)  # noqa: S101 - resolve() put it there
         descriptor = _message(reader.definition, payload)
         parse = GetMessageClass(descriptor).FromString
-        read = message_reader(descriptor, _struct(spark_type, payload))
+        read = record_reader(descriptor, _struct(spark_type, payload))
         name = descriptor.full_name
         required = _has_required(descriptor, set())
 
@@ -79,13 +74,10 @@ class _ProtobufCodec(FormatCodec):
                 missing = ", ".join(message.FindInitializationErrors())
                 msg = f"not a valid {name} message: required fields missing: {missing}"
                 raise PayloadDecodeError(msg, schema_id)
-            misfit = misfit_field(message)
-            if misfit is not None:
-                raise PayloadDecodeError(f"not a valid {name} message: {misfit}", schema_id)
             try:
                 return read(message)
-            except TimeOutOfRange as error:
-                raise PayloadDecodeError(str(error), schema_id) from error
+            except PayloadDecodeError as error:  # raised without the schema id
+                raise PayloadDecodeError(error.reason, schema_id) from error
 
         if payload.framing is Framing.NONE:
             return decode_body
