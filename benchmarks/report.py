@@ -104,6 +104,7 @@ def environment(command: str) -> str:
     import pyspark
 
     from integration_tests.reference_source import BUILTIN_KAFKA_SOURCE
+    from kafka_rescalable.pyspark_zip import bytecode_state, pyspark_zip_path
     from kafka_rescalable.testing.jars import KAFKA_VERSION
 
     # version() is a string in recent releases and a (string, int) pair in older ones.
@@ -111,6 +112,7 @@ def environment(command: str) -> str:
     client = client if isinstance(client, str) else client[0]
     librdkafka = confluent_kafka.libversion()[0]
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    archive = pyspark_zip_path()
     lines = [
         f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- Command: `{command}`",
@@ -119,6 +121,8 @@ def environment(command: str) -> str:
         f"- Python {platform.python_version()}, PySpark {pyspark.__version__}, "
         f"pyarrow {pyarrow.__version__}, confluent-kafka {client} (librdkafka {librdkafka})",
         f"- Java: {java.splitlines()[0] if java else 'unknown'}",
+        f"- PySpark's archive, first on the path of the Python processes Spark starts: "
+        f"`{archive}` ({bytecode_state(archive)})",
         f"- Broker: embedded Apache Kafka {KAFKA_VERSION} (KRaft, one node, plaintext, loopback)",
         f"- Spark's built-in source: {', '.join(BUILTIN_KAFKA_SOURCE)}",
     ]

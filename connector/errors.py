@@ -34,6 +34,7 @@ __all__ = [
     "RecordDecodeError",
     "SchemaRegistryError",
     "SchemaReferenceError",
+    "PysparkZipError",
 ]
 
 
@@ -288,4 +289,11 @@ class EnvironmentPackError(KafkaSourceError):
     """``kafka-rescalable-pack`` cannot pack this Python environment for the executors.
 
     The message names the distribution that is not installed and the Python that lacks it.
+    """
+
+
+class PysparkZipError(KafkaSourceError):
+    """``kafka-rescalable-compile-pyspark`` cannot find or read Spark's ``pyspark.zip``.
+
+    The message names the path it looked at and the Spark installation to pass instead.
     """

@@ -15,7 +15,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from kafka_rescalable.deploy import main as pack_main
 from kafka_rescalable.inspect import cli as inspect_cli
+from kafka_rescalable.pyspark_zip import main as compile_pyspark_main
 from kafka_rescalable.testing.local_kafka import main as local_kafka_main
 
 log = logging.getLogger("mkdocs.hooks.cli_help")
@@ -44,6 +46,8 @@ def _main_help(main: Callable[[Sequence[str]], Any]) -> Callable[[str], str]:
 COMMANDS: dict[str, Callable[[str], str]] = {
     "kafka-rescalable-inspect": _inspect_help,
     "kafka-rescalable-local-kafka": _main_help(local_kafka_main),
+    "kafka-rescalable-pack": _main_help(pack_main),
+    "kafka-rescalable-compile-pyspark": _main_help(compile_pyspark_main),
 }
 """The console scripts of pyproject.toml, by name, and how to get each one's help."""
 
