@@ -20,6 +20,7 @@ from kafka_rescalable.config.options import KafkaSourceOptions, Mode, parse_opti
 from kafka_rescalable.config.redaction import warn_shown_by_spark
 from kafka_rescalable.config.table import OPTIONS
 from kafka_rescalable.driver.interpreter import warn_about_executor_python
+from kafka_rescalable.driver.pyspark_origin import note_pyspark_origin
 from kafka_rescalable.driver.stream_reader import KafkaStreamReader
 from kafka_rescalable.errors import KafkaSourceError
 from kafka_rescalable.formats.codec import ReaderSchema
@@ -88,6 +89,7 @@ class KafkaSource(ShippedToExecutors, DataSource):
         """Return the batch reader, for ``spark.read``."""
         options = self._parse("batch")
         warn_about_executor_python()
+        note_pyspark_origin()
         plan = _decode_plan(options, schema, self._defined_readers)
         from kafka_rescalable.driver.batch_reader import KafkaBatchReader
 
@@ -103,6 +105,7 @@ class KafkaSource(ShippedToExecutors, DataSource):
         try:
             options = self._parse("stream")
             warn_about_executor_python()
+            note_pyspark_origin()
             plan = _decode_plan(options, schema, self._defined_readers)
             return KafkaStreamReader(options, _read_on_executor, plan)
         except KafkaSourceError as error:

@@ -111,14 +111,28 @@ def test_pysparks_own_archive_compiles_and_its_streaming_runner_loads_from_bytec
     py4j = next(installed.parent.glob("py4j-*.zip"))
     done = compile_archive(installed, tmp_path / "pyspark.zip")
     assert done.compiled > 500
-    code = "import pyspark.sql.streaming.python_streaming_source_runner as m; print(m.__file__)"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(py4j), str(done.path)])}
-    ran = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    code = (
+        "import pyspark.sql.streaming.python_streaming_source_runner as m; print(m.__file__)\n"
+        "from kafka_rescalable.driver.pyspark_origin import compiled_pyspark_hint\n"
+        "import pyspark; print(compiled_pyspark_hint(pyspark.__file__))"
     )
-    assert ran.stdout.strip() == str(
+
+    def run(archive: Path) -> list[str]:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(py4j), str(archive)])}
+        ran = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        return ran.stdout.splitlines()
+
+    runner, hint = run(done.path)
+    assert runner == str(
         done.path / "pyspark" / "sql" / "streaming" / "python_streaming_source_runner.pyc"
     )
+    assert hint == "None"
+    runner, hint = run(installed)
+    assert runner.endswith("python_streaming_source_runner.py")
+    assert f"compiled PySpark from the sources in {installed} before" in hint
+    assert "kafka-rescalable-compile-pyspark" in hint
     assert bytecode_state(installed) == "sources only"
 
 
