@@ -9,6 +9,7 @@ docker/compose.yaml sets it), builds the wheel there, and checks what it holds.
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -74,3 +75,7 @@ def test_the_dockerfile_copies_what_the_wheel_needs(tmp_path: Path) -> None:
     assert not {"connector", "state"} & top_level, sorted(top_level)
     assert top_level == {"kafka_rescalable", "pyspark_kafka_rescalable.py"}, sorted(top_level)
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names), names[-10:]
+    (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
+    scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
+    ran = set(re.findall(r"\b(kafka-rescalable-[a-z-]+)", DOCKERFILE.read_text(encoding="utf-8")))
+    assert ran and all(f"{command} =" in scripts for command in ran), (ran, scripts)
