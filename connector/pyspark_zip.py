@@ -2,7 +2,8 @@
 
 Usage::
 
-    kafka-rescalable-compile-pyspark [--spark-home DIR] [--out FILE] [--check]
+    kafka-rescalable-compile-pyspark [--spark-home DIR] [--out FILE [--imported-as PATH]]
+    kafka-rescalable-compile-pyspark --check
 
 Why: Spark starts each streaming query's Python source process, and each planning process of a
 Python data source, with ``$SPARK_HOME/python/lib/pyspark.zip`` first on ``PYTHONPATH``. The
@@ -23,7 +24,7 @@ added, for the interpreter that runs it.
 It changes a file of the Spark installation (or writes ``--out``): run it with the Python that
 Spark's workers run, while no Spark application uses that installation, and again after an
 upgrade of pyspark replaced the zip. ``--check`` says whether the archive holds bytecode for
-this Python and exits 1 when it does not.
+this Python and exits 1 when it does not; a path that cannot be read or written exits 2.
 """
 
 from __future__ import annotations
@@ -91,33 +92,47 @@ def pyspark_zip_path(spark_home: str | os.PathLike[str] | None = None) -> Path:
     return path
 
 
-def compile_archive(source: Path, target: Path | None = None) -> CompiledArchive:
+def compile_archive(
+    source: Path, target: Path | None = None, imported_as: str | None = None
+) -> CompiledArchive:
     """Write ``source`` with a checked-hash pyc beside each module to ``target`` (or in place).
 
-    The new archive is written next to ``target`` and then renamed over it, so a reader never
-    sees half an archive. Code objects carry the path zipimport would give the module's source
-    (``<target>/<entry>``), so tracebacks read as they did.
+    The new archive is written next to ``target`` (next to the file a symbolic link names) and
+    then renamed over it, so a reader never sees half an archive. Code objects carry the path
+    zipimport gives a module's source, ``<imported_as>/<entry>``, where ``imported_as`` is the
+    archive's path as it stands on the Python processes' ``PYTHONPATH`` (default: ``target``
+    as given, unresolved, as Spark writes ``$SPARK_HOME/python/lib/pyspark.zip``). PySpark
+    compares frames' file names with its own ``__file__`` to shorten tracebacks, so that path
+    must be the one Spark imports from.
     """
-    target = Path(target if target is not None else source).absolute()
+    given = Path(target if target is not None else source).absolute()
+    written_at = Path(os.path.realpath(given))
+    prefix = imported_as if imported_as is not None else str(given)
+    temporary: str | None = None
     try:
-        entries = zipfile.ZipFile(source)
+        with zipfile.ZipFile(source) as entries:
+            handle, temporary = tempfile.mkstemp(
+                prefix=f".{written_at.name}.", dir=written_at.parent
+            )
+            os.close(handle)
+            with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as written:
+                compiled, left = _copy_with_bytecode(entries, written, prefix)
+            os.chmod(temporary, source.stat().st_mode & 0o777)
+            os.replace(temporary, written_at)
+            temporary = None
     except (OSError, zipfile.BadZipFile) as exc:
-        raise PysparkZipError(f"{source} is not a readable zip archive: {exc}") from exc
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(handle)
-    try:
-        with entries, zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as written:
-            compiled, left = _copy_with_bytecode(entries, written, target)
-        os.chmod(temporary, source.stat().st_mode & 0o777)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return CompiledArchive(target, compiled, tuple(left))
+        raise PysparkZipError(
+            f"cannot compile {source} into {written_at}: {exc}. Give a readable zip archive and "
+            "a folder this user may write (run it as the Spark installation's owner)."
+        ) from exc
+    finally:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+    return CompiledArchive(given, compiled, tuple(left))
 
 
 def _copy_with_bytecode(
-    entries: zipfile.ZipFile, written: zipfile.ZipFile, target: Path
+    entries: zipfile.ZipFile, written: zipfile.ZipFile, prefix: str
 ) -> tuple[int, list[str]]:
     names = {info.filename for info in entries.infolist()}
     compiled = 0
@@ -129,7 +144,7 @@ def _copy_with_bytecode(
         written.writestr(info, data)
         if not info.filename.endswith(".py"):
             continue
-        pyc = _checked_hash_pyc(data, f"{target}{os.sep}{info.filename}")
+        pyc = _checked_hash_pyc(data, os.path.join(prefix, info.filename.replace("/", os.sep)))
         if pyc is None:
             left.append(info.filename)
             continue
@@ -147,7 +162,8 @@ def _checked_hash_pyc(source: bytes, filename: str) -> bytes | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a SyntaxWarning PySpark's own import would show
-            code = compile(text, filename, "exec", dont_inherit=True)
+            # optimize=0: asserts and docstrings kept, whatever -O this Python runs with
+            code = compile(text, filename, "exec", dont_inherit=True, optimize=0)
     except (SyntaxError, ValueError):
         return None
     return b"".join(
@@ -162,12 +178,15 @@ def _checked_hash_pyc(source: bytes, filename: str) -> bytes | None:
 
 def bytecode_state(path: Path) -> str:
     """One line: whether the archive at ``path`` holds bytecode this Python would use."""
-    with zipfile.ZipFile(path) as archive:
-        names = set(archive.namelist())
-        pycs = [name for name in names if name.endswith(".pyc") and name[:-1] in names]
-        if not pycs:
-            return "sources only"
-        magic = archive.read(pycs[0])[:4]
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+            pycs = [name for name in names if name.endswith(".pyc") and name[:-1] in names]
+            if not pycs:
+                return "sources only"
+            magic = archive.read(pycs[0])[:4]
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise PysparkZipError(f"cannot read {path} as a zip archive: {exc}") from exc
     if magic == importlib.util.MAGIC_NUMBER:
         return f"bytecode for this Python ({sys.implementation.cache_tag}), {len(pycs)} modules"
     return f"bytecode for another Python, not {sys.implementation.cache_tag}"
@@ -179,6 +198,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--spark-home", help="the Spark installation (default: SPARK_HOME)")
     parser.add_argument("--out", type=Path, help="write here instead of over the archive")
     parser.add_argument(
+        "--imported-as",
+        help="with --out: the path Spark's processes will import the archive from "
+        "(tracebacks name it; default: where it is written)",
+    )
+    parser.add_argument(
         "--check", action="store_true", help="only say what the archive holds; 1 if no bytecode"
     )
     args = parser.parse_args(argv)
@@ -188,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             state = bytecode_state(path)
             print(f"{path}: {state}")
             return 0 if state.startswith("bytecode for this Python") else 1
-        done = compile_archive(path, args.out)
+        done = compile_archive(path, args.out, args.imported_as)
     except PysparkZipError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2

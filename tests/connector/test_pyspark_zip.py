@@ -114,7 +114,7 @@ def test_pysparks_own_archive_compiles_and_its_streaming_runner_loads_from_bytec
     code = (
         "import pyspark.sql.streaming.python_streaming_source_runner as m; print(m.__file__)\n"
         "from kafka_rescalable.driver.pyspark_origin import compiled_pyspark_hint\n"
-        "import pyspark; print(compiled_pyspark_hint(pyspark.__file__))"
+        "import pyspark; print(compiled_pyspark_hint(pyspark))"
     )
 
     def run(archive: Path) -> list[str]:
@@ -151,5 +151,64 @@ def test_the_command_checks_compiles_and_names_a_missing_installation(
     error = capsys.readouterr().err
     assert "nowhere/python/lib/pyspark.zip does not exist" in error
     assert "--spark-home" in error
-    with pytest.raises(PysparkZipError, match="not a readable zip"):
+    with pytest.raises(PysparkZipError, match="Give a readable zip archive"):
         compile_archive(home / "python" / "lib" / "pyspark.zip.missing")
+
+
+def _printed(archive: Path, code: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(archive)}
+    done = subprocess.run(
+        [sys.executable, "-s", "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_code_names_the_path_spark_imports_from_and_keeps_asserts_and_docstrings(
+    tmp_path: Path,
+) -> None:
+    source = _archive(
+        tmp_path / "source.zip",
+        {"pkg/__init__.py": "", "pkg/where.py": '"""kept"""\nVALUE = __doc__\ndef f(): pass\n'},
+    )
+    staged = tmp_path / "staged.zip"
+    imported_as = str(tmp_path / "spark" / "python" / "lib" / "pyspark.zip")
+    # compiled by an interpreter running -OO: the bytecode must still be level 0
+    script = (
+        "import sys; from pathlib import Path; "
+        "from kafka_rescalable.pyspark_zip import compile_archive; "
+        "compile_archive(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])"
+    )
+    subprocess.run(
+        [sys.executable, "-OO", "-c", script, str(source), str(staged), imported_as], check=True
+    )
+    printed = _printed(
+        staged, "import pkg.where as m; print(m.__file__[-3:], m.VALUE, m.f.__code__.co_filename)"
+    )
+    assert printed == f"pyc kept {os.path.join(imported_as, 'pkg', 'where.py')}"
+
+
+def test_an_archive_behind_a_symbolic_link_is_compiled_where_the_link_points(
+    small: Path, tmp_path: Path
+) -> None:
+    link = tmp_path / "link.zip"
+    link.symlink_to(small)
+    done = compile_archive(link)
+    assert link.is_symlink() and done.path == link
+    assert bytecode_state(small).startswith("bytecode for this Python")
+    where, _ = _run_with_path(link, "pkg.mod")
+    assert where == f"{link}{os.sep}pkg{os.sep}mod.pyc"
+
+
+def test_unwritable_targets_and_broken_archives_fail_with_the_path_and_exit_2(
+    small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(PysparkZipError, match="a folder this user may write"):
+        compile_archive(small, tmp_path / "no-such-folder" / "out.zip")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.zip"]  # nothing left behind
+    home = tmp_path / "spark"
+    (home / "python" / "lib").mkdir(parents=True)
+    (home / "python" / "lib" / "pyspark.zip").write_bytes(b"not a zip")
+    assert main(["--spark-home", str(home), "--check"]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert main(["--spark-home", str(home)]) == 2
+    assert f"cannot compile {home}/python/lib/pyspark.zip" in capsys.readouterr().err
