@@ -19,14 +19,13 @@ __all__ = ["compiled_spark_home"]
 
 def compiled_spark_home(root: Path) -> Path:
     """Build the linked Spark home under ``root``; return it (``SPARK_HOME``'s value)."""
-    installed = pyspark_zip_path().parents[2]
+    archive = pyspark_zip_path()
+    installed = archive.parents[2]
     home = root / "spark-home"
     _link_all_but(installed, home, "python")
     _link_all_but(installed / "python", home / "python", "lib")
-    _link_all_but(installed / "python" / "lib", home / "python" / "lib", "pyspark.zip")
-    compile_archive(
-        installed / "python" / "lib" / "pyspark.zip", home / "python" / "lib" / "pyspark.zip"
-    )
+    _link_all_but(archive.parent, home / "python" / "lib", archive.name)
+    compile_archive(archive, home / "python" / "lib" / archive.name)
     return home
 
 

@@ -293,7 +293,7 @@ class EnvironmentPackError(KafkaSourceError):
 
 
 class PysparkZipError(KafkaSourceError):
-    """``kafka-rescalable-compile-pyspark`` cannot find or read Spark's ``pyspark.zip``.
+    """``kafka-rescalable-compile-pyspark`` cannot find, read or replace Spark's ``pyspark.zip``.
 
-    The message names the path it looked at and the Spark installation to pass instead.
+    The message names the path it looked at and what to pass or whom to run it as instead.
     """

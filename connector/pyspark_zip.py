@@ -134,11 +134,11 @@ def compile_archive(
 def _copy_with_bytecode(
     entries: zipfile.ZipFile, written: zipfile.ZipFile, prefix: str
 ) -> tuple[int, list[str]]:
-    names = {info.filename for info in entries.infolist()}
+    added = _added_bytecode(entries.namelist())
     compiled = 0
     left: list[str] = []
     for info in entries.infolist():
-        if info.filename.endswith(".pyc") and info.filename[:-1] in names:
+        if info.filename in added:
             continue  # bytecode an earlier run added, perhaps for another Python: replaced
         data = entries.read(info)
         written.writestr(info, data)
@@ -153,6 +153,12 @@ def _copy_with_bytecode(
         written.writestr(entry, pyc)
         compiled += 1
     return compiled, left
+
+
+def _added_bytecode(names: Sequence[str]) -> frozenset[str]:
+    """Return the entries that are a module's bytecode beside its source, as this tool adds."""
+    present = frozenset(names)
+    return frozenset(name for name in present if name.endswith(".pyc") and name[:-1] in present)
 
 
 def _checked_hash_pyc(source: bytes, filename: str) -> bytes | None:
@@ -180,11 +186,10 @@ def bytecode_state(path: Path) -> str:
     """One line: whether the archive at ``path`` holds bytecode this Python would use."""
     try:
         with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-            pycs = [name for name in names if name.endswith(".pyc") and name[:-1] in names]
+            pycs = _added_bytecode(archive.namelist())
             if not pycs:
                 return "sources only"
-            magic = archive.read(pycs[0])[:4]
+            magic = archive.read(min(pycs))[:4]
     except (OSError, zipfile.BadZipFile) as exc:
         raise PysparkZipError(f"cannot read {path} as a zip archive: {exc}") from exc
     if magic == importlib.util.MAGIC_NUMBER:
