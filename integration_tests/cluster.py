@@ -135,11 +135,15 @@ class StandaloneCluster:
                 os.kill(int(pid_dir.name), signal.SIGKILL)
 
     def alive_workers(self) -> int | None:
-        """Count the workers the master reports alive; ``None`` while the master is not up."""
+        """Count the workers the master reports alive; ``None`` while the master is not up.
+
+        While it starts, the master's web UI can answer ``/json/`` with an HTML page (seen once
+        in CI): that is "not up yet" too, and the caller's wait goes on.
+        """
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as r:
                 state = json.load(r)
-        except OSError:
+        except (OSError, json.JSONDecodeError):
             return None
         return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
